@@ -1,0 +1,129 @@
+// RAII owners for CUDA resources, and the few runtime calls the elements
+// need. This header does not include the CUDA headers, so code built without
+// the CUDA toolkit can use it; in a build without CUDA every call reports
+// StatusCode::Unsupported.
+//
+// Everything here uses the CUDA context current on the calling thread (the
+// one libgstcuda pushed, or the device's primary context). Resources must be
+// released with the same context current as when they were made.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "cudafx/image.hpp"
+#include "cudafx/status.hpp"
+
+struct CUstream_st;
+struct CUevent_st;
+
+namespace cudafx {
+
+// cudaStream_t and CUstream are both this type.
+using StreamHandle = CUstream_st*;
+
+// True when this library was built with the CUDA backend.
+bool cuda_built();
+// Number of usable CUDA devices; an error when the driver is missing or
+// broken (its message says why), Unsupported when built without CUDA.
+Status cuda_device_count(int* count);
+Status cuda_device_name(int device, std::string* name);
+// Makes `device`'s primary context current on this thread. Only for callers
+// that do not manage contexts themselves (tests, benchmarks, elements
+// without libgstcuda).
+Status cuda_use_device(int device);
+// The device of the current context.
+Status cuda_current_device(int* device);
+
+// A stream that does not synchronise with the legacy default stream.
+class CudaStream {
+ public:
+  CudaStream() = default;
+  ~CudaStream();
+  CudaStream(CudaStream&& o) noexcept;
+  CudaStream& operator=(CudaStream&& o) noexcept;
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+
+  Status create();
+  void reset();
+  StreamHandle get() const { return stream_; }
+  explicit operator bool() const { return stream_ != nullptr; }
+  // Waits for the work queued on this stream only.
+  Status synchronize() const;
+
+ private:
+  StreamHandle stream_ = nullptr;
+};
+
+// Device memory.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  // Frees what it held, then allocates `bytes` (no-op when already that size).
+  Status allocate(size_t bytes);
+  void reset();
+  void* get() const { return ptr_; }
+  uint8_t* bytes() const { return static_cast<uint8_t*>(ptr_); }
+  size_t size() const { return size_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Page-locked host memory, portable across contexts, so copies from and to
+// it run at full bus speed and asynchronously.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer&& o) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  Status allocate(size_t bytes);
+  void reset();
+  void* get() const { return ptr_; }
+  uint8_t* bytes() const { return static_cast<uint8_t*>(ptr_); }
+  size_t size() const { return size_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+// For allocators that manage lifetimes themselves (the GStreamer pinned
+// allocator): raw page-locked allocation and release.
+Status pinned_alloc(size_t bytes, void** out);
+void pinned_free(void* ptr);
+
+// Timing events, for benchmarks.
+class CudaEvent {
+ public:
+  CudaEvent() = default;
+  ~CudaEvent();
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  Status create();
+  Status record(StreamHandle stream);
+  Status synchronize();
+  // Milliseconds from `start` to this event; both must have completed.
+  Status elapsed_since(const CudaEvent& start, float* ms) const;
+
+ private:
+  CUevent_st* event_ = nullptr;
+};
+
+// Copies every plane of `src` to `dst` (same desc) on `stream`; host or device
+// memory on either side (unified addressing decides the direction).
+Status copy_image_async(const ImageView& dst, const ImageView& src, StreamHandle stream);
+
+}  // namespace cudafx

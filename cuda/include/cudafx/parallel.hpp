@@ -1,0 +1,18 @@
+// A small persistent thread pool for the CPU backend. Each op's CPU path
+// splits its rows into bands and runs them here; the pool lives for the
+// process, so a frame costs no thread creation.
+#pragma once
+
+#include <functional>
+
+namespace cudafx {
+
+// Number of threads parallel_for uses (the hardware's concurrency).
+int cpu_worker_count();
+
+// Calls fn(index, worker) for every index in [0, count), spread over the
+// pool; `worker` < cpu_worker_count() identifies the calling thread so that
+// callers can index per-thread scratch. Returns when all calls have returned.
+void parallel_for(int count, const std::function<void(int index, int worker)>& fn);
+
+}  // namespace cudafx

@@ -1,0 +1,174 @@
+// The CUDA runtime side of cuda_resources.hpp (built only with CUDA).
+#include "cudafx/cuda_resources.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <utility>
+
+#include "cuda_check.hpp"
+
+namespace cudafx {
+
+bool cuda_built() { return true; }
+
+Status cuda_device_count(int* count) {
+  *count = 0;
+  int n = 0;
+  const cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    return cuda_status(err, "cudaGetDeviceCount");
+  }
+  *count = n;
+  return Status::ok();
+}
+
+Status cuda_device_name(int device, std::string* name) {
+  cudaDeviceProp prop;
+  CUDAFX_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
+  *name = prop.name;
+  return Status::ok();
+}
+
+Status cuda_use_device(int device) {
+  CUDAFX_CUDA_TRY(cudaSetDevice(device));
+  return Status::ok();
+}
+
+Status cuda_current_device(int* device) {
+  CUDAFX_CUDA_TRY(cudaGetDevice(device));
+  return Status::ok();
+}
+
+// -- CudaStream --
+CudaStream::~CudaStream() { reset(); }
+CudaStream::CudaStream(CudaStream&& o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
+CudaStream& CudaStream::operator=(CudaStream&& o) noexcept {
+  if (this != &o) {
+    reset();
+    stream_ = std::exchange(o.stream_, nullptr);
+  }
+  return *this;
+}
+Status CudaStream::create() {
+  reset();
+  cudaStream_t s = nullptr;
+  CUDAFX_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  stream_ = s;
+  return Status::ok();
+}
+void CudaStream::reset() {
+  if (stream_)
+    cudaStreamDestroy(stream_);
+  stream_ = nullptr;
+}
+Status CudaStream::synchronize() const {
+  CUDAFX_CUDA_TRY(cudaStreamSynchronize(stream_));
+  return Status::ok();
+}
+
+// -- DeviceBuffer --
+DeviceBuffer::~DeviceBuffer() { reset(); }
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+Status DeviceBuffer::allocate(size_t bytes) {
+  if (bytes == size_ && ptr_)
+    return Status::ok();
+  reset();
+  if (bytes == 0)
+    return Status::ok();
+  CUDAFX_CUDA_TRY(cudaMalloc(&ptr_, bytes));
+  size_ = bytes;
+  return Status::ok();
+}
+void DeviceBuffer::reset() {
+  if (ptr_)
+    cudaFree(ptr_);
+  ptr_ = nullptr;
+  size_ = 0;
+}
+
+// -- PinnedBuffer --
+PinnedBuffer::~PinnedBuffer() { reset(); }
+PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+Status PinnedBuffer::allocate(size_t bytes) {
+  if (bytes == size_ && ptr_)
+    return Status::ok();
+  reset();
+  if (bytes == 0)
+    return Status::ok();
+  CUDAFX_TRY(pinned_alloc(bytes, &ptr_));
+  size_ = bytes;
+  return Status::ok();
+}
+void PinnedBuffer::reset() {
+  pinned_free(ptr_);
+  ptr_ = nullptr;
+  size_ = 0;
+}
+
+Status pinned_alloc(size_t bytes, void** out) {
+  *out = nullptr;
+  CUDAFX_CUDA_TRY(cudaHostAlloc(out, bytes, cudaHostAllocPortable));
+  return Status::ok();
+}
+
+void pinned_free(void* ptr) {
+  if (ptr)
+    cudaFreeHost(ptr);
+}
+
+// -- CudaEvent --
+CudaEvent::~CudaEvent() {
+  if (event_)
+    cudaEventDestroy(event_);
+}
+Status CudaEvent::create() {
+  if (event_)
+    return Status::ok();
+  CUDAFX_CUDA_TRY(cudaEventCreate(&event_));
+  return Status::ok();
+}
+Status CudaEvent::record(StreamHandle stream) {
+  CUDAFX_CUDA_TRY(cudaEventRecord(event_, stream));
+  return Status::ok();
+}
+Status CudaEvent::synchronize() {
+  CUDAFX_CUDA_TRY(cudaEventSynchronize(event_));
+  return Status::ok();
+}
+Status CudaEvent::elapsed_since(const CudaEvent& start, float* ms) const {
+  CUDAFX_CUDA_TRY(cudaEventElapsedTime(ms, start.event_, event_));
+  return Status::ok();
+}
+
+Status copy_image_async(const ImageView& dst, const ImageView& src, StreamHandle stream) {
+  CUDAFX_TRY(validate_view(src, src.desc, "copy source"));
+  CUDAFX_TRY(validate_view(dst, src.desc, "copy destination"));
+  const int n = format_info(src.desc.format).n_planes;
+  for (int i = 0; i < n; i++) {
+    const PlaneView s = src.plane(i), d = dst.plane(i);
+    CUDAFX_CUDA_TRY(cudaMemcpy2DAsync(d.data, d.pitch, s.data, s.pitch, s.row_bytes(), s.height,
+                                      cudaMemcpyDefault, stream));
+  }
+  return Status::ok();
+}
+
+}  // namespace cudafx

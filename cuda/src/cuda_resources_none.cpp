@@ -1,0 +1,53 @@
+// cuda_resources.hpp in a build without CUDA: every call says so.
+#include "cudafx/cuda_resources.hpp"
+
+namespace cudafx {
+namespace {
+Status no_cuda() {
+  return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
+}
+}  // namespace
+
+bool cuda_built() { return false; }
+Status cuda_device_count(int* count) {
+  *count = 0;
+  return no_cuda();
+}
+Status cuda_device_name(int, std::string*) { return no_cuda(); }
+Status cuda_use_device(int) { return no_cuda(); }
+Status cuda_current_device(int*) { return no_cuda(); }
+
+CudaStream::~CudaStream() = default;
+CudaStream::CudaStream(CudaStream&&) noexcept = default;
+CudaStream& CudaStream::operator=(CudaStream&&) noexcept = default;
+Status CudaStream::create() { return no_cuda(); }
+void CudaStream::reset() {}
+Status CudaStream::synchronize() const { return no_cuda(); }
+
+DeviceBuffer::~DeviceBuffer() = default;
+DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept = default;
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept = default;
+Status DeviceBuffer::allocate(size_t bytes) { return bytes ? no_cuda() : Status::ok(); }
+void DeviceBuffer::reset() {}
+
+PinnedBuffer::~PinnedBuffer() = default;
+PinnedBuffer::PinnedBuffer(PinnedBuffer&&) noexcept = default;
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&&) noexcept = default;
+Status PinnedBuffer::allocate(size_t bytes) { return bytes ? no_cuda() : Status::ok(); }
+void PinnedBuffer::reset() {}
+
+Status pinned_alloc(size_t, void** out) {
+  *out = nullptr;
+  return no_cuda();
+}
+void pinned_free(void*) {}
+
+CudaEvent::~CudaEvent() = default;
+Status CudaEvent::create() { return no_cuda(); }
+Status CudaEvent::record(StreamHandle) { return no_cuda(); }
+Status CudaEvent::synchronize() { return no_cuda(); }
+Status CudaEvent::elapsed_since(const CudaEvent&, float*) const { return no_cuda(); }
+
+Status copy_image_async(const ImageView&, const ImageView&, StreamHandle) { return no_cuda(); }
+
+}  // namespace cudafx

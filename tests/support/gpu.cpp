@@ -1,0 +1,38 @@
+#include "gpu.hpp"
+
+namespace testing_support {
+
+using namespace cudafx;
+
+bool gpu_available(std::string* why) {
+  int n = 0;
+  const Status s = cuda_device_count(&n);
+  if (!s.is_ok()) {
+    if (why)
+      *why = s.message();
+    return false;
+  }
+  if (n == 0) {
+    if (why)
+      *why = "no CUDA devices";
+    return false;
+  }
+  return cuda_use_device(0).is_ok();
+}
+
+DeviceImage::DeviceImage(ImageDesc desc, size_t align) {
+  const size_t size = packed_size(desc, align);
+  status_ = buf_.allocate(size + align);
+  if (status_.is_ok())
+    view_ = packed_view(desc, buf_.bytes(), align);
+}
+
+Status DeviceImage::upload(const ImageView& host, StreamHandle s) {
+  return copy_image_async(view_, host, s);
+}
+
+Status DeviceImage::download(const ImageView& host, StreamHandle s) const {
+  return copy_image_async(host, view_, s);
+}
+
+}  // namespace testing_support

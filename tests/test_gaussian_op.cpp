@@ -1,0 +1,268 @@
+// The Gaussian op against cv::GaussianBlur (the oracle) on the CPU backend,
+// and the CUDA backend against the CPU backend, bit for bit.
+#include <gtest/gtest.h>
+#include <opencv2/imgproc.hpp>
+
+#include <memory>
+#include <tuple>
+
+#include "cudafx/gaussian.hpp"
+#include "support/gpu.hpp"
+#include "support/gst_image.hpp"
+#include "support/host_image.hpp"
+
+using namespace cudafx;
+using testing_support::HostImage;
+
+namespace {
+
+int cv_border(BorderMode b) {
+  switch (b) {
+    case BorderMode::Replicate: return cv::BORDER_REPLICATE;
+    case BorderMode::Reflect101: return cv::BORDER_REFLECT_101;
+    case BorderMode::Constant: return cv::BORDER_CONSTANT;
+  }
+  return cv::BORDER_DEFAULT;
+}
+
+// cv::GaussianBlur per plane with the plan's kernel sizes and sigmas. It runs
+// on a float copy: OpenCV's 8-bit path quantises taps to 1/256, which for
+// wide kernels (65+ taps of ~1/50 each) is off by 2-3 levels by itself.
+HostImage oracle(const HostImage& src, const GaussianParams& params) {
+  GaussianPlan plan;
+  EXPECT_TRUE(plan_gaussian(src.desc(), params, &plan).is_ok());
+  HostImage dst(src.desc());
+  const double sy = params.sigma_y > 0 ? params.sigma_y : params.sigma_x;
+  for (int i = 0; i < plan.n_planes; i++) {
+    const GaussianPlanePlan& p = plan.planes[i];
+    cv::Mat in_f, out_f;
+    src.plane_mat(i).convertTo(in_f, CV_32F);
+    cv::GaussianBlur(in_f, out_f, cv::Size(2 * p.x.radius + 1, 2 * p.y.radius + 1),
+                     params.sigma_x / (1 << p.layout.x_shift), sy / (1 << p.layout.y_shift),
+                     cv_border(params.border));
+    cv::Mat out = dst.plane_mat(i);
+    out_f.convertTo(out, CV_8U);  // rounds to nearest, saturates
+  }
+  return dst;
+}
+
+HostImage run_cpu(const HostImage& src, const GaussianParams& params, size_t pad = 0) {
+  std::unique_ptr<GaussianOp> op;
+  Status s = GaussianOp::create(Backend::Cpu, src.desc(), params, &op);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  HostImage dst(src.desc(), pad);
+  if (op) {
+    s = op->submit(nullptr, src.view(), dst.view());
+    EXPECT_TRUE(s.is_ok()) << s.message();
+  }
+  return dst;
+}
+
+// Runs the CUDA backend: upload, filter, download, one sync.
+HostImage run_cuda(const HostImage& src, const GaussianParams& params, size_t align) {
+  CudaStream stream;
+  EXPECT_TRUE(stream.create().is_ok());
+  testing_support::DeviceImage din(src.desc(), align), dout(src.desc(), align);
+  EXPECT_TRUE(din.status().is_ok()) << din.status().message();
+  std::unique_ptr<GaussianOp> op;
+  Status s = GaussianOp::create(Backend::Cuda, src.desc(), params, &op);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  HostImage dst(src.desc());
+  if (!op)
+    return dst;
+  EXPECT_TRUE(din.upload(src.view(), stream.get()).is_ok());
+  s = op->submit(stream.get(), din.view(), dout.view());
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  EXPECT_TRUE(dout.download(dst.view(), stream.get()).is_ok());
+  s = stream.synchronize();
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return dst;
+}
+
+const PixelFormat kAllFormats[] = {
+    PixelFormat::RGBA, PixelFormat::BGRA, PixelFormat::RGBx, PixelFormat::BGRx,
+    PixelFormat::ARGB, PixelFormat::ABGR, PixelFormat::RGB,  PixelFormat::BGR,
+    PixelFormat::GRAY8, PixelFormat::I420, PixelFormat::NV12, PixelFormat::Y444};
+const BorderMode kAllBorders[] = {BorderMode::Replicate, BorderMode::Reflect101,
+                                  BorderMode::Constant};
+
+std::string case_name(PixelFormat f, BorderMode b) {
+  const char* bn[] = {"replicate", "reflect101", "constant"};
+  return std::string(format_info(f).name) + "_" + bn[static_cast<int>(b)];
+}
+
+}  // namespace
+
+TEST(GaussianTaps, NormalisedSymmetricAndSized) {
+  GaussianTaps t;
+  ASSERT_TRUE(gaussian_taps(1.1, 0, &t).is_ok());
+  EXPECT_EQ(t.radius, 4);  // ceil(3 * 1.1)
+  double sum = t.w[0];
+  for (int k = 1; k <= t.radius; k++) {
+    sum += 2.0 * t.w[k];
+    EXPECT_LT(t.w[k], t.w[k - 1]);
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-6);
+  ASSERT_TRUE(gaussian_taps(1.1, 5, &t).is_ok());
+  EXPECT_EQ(t.radius, 2);
+  ASSERT_TRUE(gaussian_taps(20.0, 0, &t).is_ok());
+  EXPECT_EQ(t.radius, 60);
+}
+
+TEST(GaussianTaps, RejectsBadValues) {
+  GaussianTaps t;
+  EXPECT_EQ(gaussian_taps(0.0, 0, &t).message(), "sigma must be a finite number > 0, got 0.000000");
+  EXPECT_FALSE(gaussian_taps(-1.0, 0, &t).is_ok());
+  EXPECT_FALSE(gaussian_taps(1.0, 4, &t).is_ok());
+  EXPECT_FALSE(gaussian_taps(1.0, 257, &t).is_ok());
+  EXPECT_FALSE(gaussian_taps(50.0, 0, &t).is_ok());
+  EXPECT_TRUE(gaussian_taps(42.0, 0, &t).is_ok());
+}
+
+TEST(GaussianPlan, ChromaSigmaScaledBySubsampling) {
+  GaussianParams p;
+  p.sigma_x = 4.0;
+  GaussianPlan plan;
+  ASSERT_TRUE(plan_gaussian({PixelFormat::I420, 64, 48}, p, &plan).is_ok());
+  EXPECT_EQ(plan.planes[0].x.radius, 12);
+  EXPECT_EQ(plan.planes[1].x.radius, 6);
+  EXPECT_EQ(plan.planes[1].width, 32);
+  p.kernel_size_x = 7;
+  ASSERT_TRUE(plan_gaussian({PixelFormat::NV12, 65, 49}, p, &plan).is_ok());
+  EXPECT_EQ(plan.planes[0].x.radius, 3);
+  EXPECT_EQ(plan.planes[1].x.radius, 2);
+  EXPECT_EQ(plan.planes[1].width, 33);
+  EXPECT_EQ(plan.planes[1].height, 25);
+}
+
+TEST(GaussianOp, RejectsMismatchedViews) {
+  std::unique_ptr<GaussianOp> op;
+  ASSERT_TRUE(GaussianOp::create(Backend::Cpu, {PixelFormat::RGBA, 16, 16}, {}, &op).is_ok());
+  HostImage a({PixelFormat::RGBA, 16, 16}), b({PixelFormat::RGBA, 17, 16});
+  EXPECT_EQ(op->submit(nullptr, a.view(), b.view()).message(),
+            "gaussian destination: image does not match the op's format or size");
+  EXPECT_EQ(op->submit(nullptr, a.view(), a.view()).message(),
+            "gaussian: source and destination must not overlap");
+  ImageView bad = a.view();
+  bad.pitch[0] = 10;
+  HostImage c({PixelFormat::RGBA, 16, 16});
+  EXPECT_EQ(op->submit(nullptr, bad, c.view()).message(),
+            "gaussian source: plane 0 pitch 10 is smaller than its row of 64 bytes");
+}
+
+// Every format and border, odd sizes, padded pitches, several sigmas.
+class GaussianVsOpenCV
+    : public ::testing::TestWithParam<std::tuple<PixelFormat, BorderMode>> {};
+
+TEST_P(GaussianVsOpenCV, CpuWithinOne) {
+  const auto [format, border] = GetParam();
+  const int sizes[][2] = {{1, 1}, {7, 5}, {173, 97}, {64, 33}};
+  const double sigmas[][2] = {{0.5, 0}, {1.1, 0}, {3.0, 1.5}, {20.0, 0}};
+  uint32_t seed = 1;
+  for (const auto& sz : sizes) {
+    for (const auto& sg : sigmas) {
+      GaussianParams p;
+      p.sigma_x = sg[0];
+      p.sigma_y = sg[1];
+      p.border = border;
+      HostImage src({format, sz[0], sz[1]}, 3);
+      src.fill_random(seed++);
+      const HostImage want = oracle(src, p);
+      const HostImage got = run_cpu(src, p, 5);
+      EXPECT_LE(testing_support::max_abs_diff(got.view(), want.view()), 1)
+          << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1];
+    }
+  }
+}
+
+TEST_P(GaussianVsOpenCV, CudaEqualsCpuBitForBit) {
+  SKIP_WITHOUT_GPU();
+  const auto [format, border] = GetParam();
+  // Sizes that cover partial tiles; sigmas that cover the fused path (small
+  // radius), the two-pass path (large radius) and the 65-tap requirement.
+  const int sizes[][2] = {{1, 1}, {7, 5}, {173, 97}, {333, 211}};
+  const double sigmas[][2] = {{0.5, 0}, {1.1, 0}, {3.0, 1.5}, {10.7, 0}, {20.0, 4.0}};
+  const size_t aligns[] = {256, 1, 4};
+  uint32_t seed = 100;
+  for (const auto& sz : sizes) {
+    for (const auto& sg : sigmas) {
+      for (size_t align : aligns) {
+        GaussianParams p;
+        p.sigma_x = sg[0];
+        p.sigma_y = sg[1];
+        p.border = border;
+        HostImage src({format, sz[0], sz[1]});
+        src.fill_random(seed++);
+        const HostImage cpu = run_cpu(src, p);
+        const HostImage gpu = run_cuda(src, p, align);
+        EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+            << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1] << " align " << align
+            << " max diff " << testing_support::max_abs_diff(cpu.view(), gpu.view());
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormatsAndBorders, GaussianVsOpenCV,
+                         ::testing::Combine(::testing::ValuesIn(kAllFormats),
+                                            ::testing::ValuesIn(kAllBorders)),
+                         [](const auto& info) {
+                           return case_name(std::get<0>(info.param), std::get<1>(info.param));
+                         });
+
+TEST(GaussianOp, ExplicitKernelSizes) {
+  HostImage src({PixelFormat::RGBA, 97, 61}, 1);
+  src.fill_random(7);
+  for (int k : {3, 5, 65, 121}) {
+    GaussianParams p;
+    p.sigma_x = k / 6.0;
+    p.kernel_size_x = k;
+    p.kernel_size_y = k == 121 ? 3 : 0;
+    const HostImage want = oracle(src, p);
+    EXPECT_LE(testing_support::max_abs_diff(run_cpu(src, p).view(), want.view()), 1) << k;
+  }
+}
+
+TEST(GaussianOp, SetParamsReplans) {
+  HostImage src({PixelFormat::RGB, 50, 40});
+  src.fill_random(3);
+  std::unique_ptr<GaussianOp> op;
+  GaussianParams p;
+  ASSERT_TRUE(GaussianOp::create(Backend::Cpu, src.desc(), p, &op).is_ok());
+  p.sigma_x = 6.0;
+  p.border = BorderMode::Reflect101;
+  ASSERT_TRUE(op->set_params(p).is_ok());
+  HostImage got(src.desc());
+  ASSERT_TRUE(op->submit(nullptr, src.view(), got.view()).is_ok());
+  EXPECT_LE(testing_support::max_abs_diff(got.view(), oracle(src, p).view()), 1);
+  p.sigma_x = -1;
+  EXPECT_FALSE(op->set_params(p).is_ok());
+}
+
+// Real photographs from ../shared/testdata.
+class GaussianOnPhotos : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GaussianOnPhotos, CpuMatchesOpenCVAndCudaMatchesCpu) {
+  HostImage img;
+  std::string err;
+  const std::string path = testing_support::testdata_dir() + "/" + GetParam();
+  ASSERT_TRUE(testing_support::load_image(path, PixelFormat::RGBA, &img, &err)) << err;
+  const bool gpu = testing_support::gpu_available();
+  for (double sigma : {1.1, 3.0, 8.0}) {
+    GaussianParams p;
+    p.sigma_x = sigma;
+    const HostImage cpu = run_cpu(img, p);
+    EXPECT_LE(testing_support::max_abs_diff(cpu.view(), oracle(img, p).view()), 1) << sigma;
+    EXPECT_FALSE(testing_support::bytes_equal(cpu.view(), img.view())) << "blur changed nothing";
+    if (gpu) {
+      EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), run_cuda(img, p, 256).view())) << sigma;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TestData, GaussianOnPhotos,
+                         ::testing::Values("fruits.jpg", "building.jpg", "box.png", "sudoku.png"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           return n.substr(0, n.find('.'));
+                         });
