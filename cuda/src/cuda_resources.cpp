@@ -2,6 +2,7 @@
 #include "cudafx/cuda_resources.hpp"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include <utility>
 
@@ -16,7 +17,16 @@ Status cuda_device_count(int* count) {
   int n = 0;
   const cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    cudaGetLastError();  // not sticky: clear it so later calls start clean
+    // The runtime reports a missing driver as an "insufficient" one; say
+    // which it is.
+    if (err == cudaErrorInsufficientDriver) {
+      void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+      if (!driver)
+        return Status::error(StatusCode::Unsupported,
+                             "no NVIDIA driver: libcuda.so.1 cannot be loaded");
+      dlclose(driver);
+    }
     return cuda_status(err, "cudaGetDeviceCount");
   }
   *count = n;

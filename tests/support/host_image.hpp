@@ -19,6 +19,11 @@ class HostImage {
   // Rows of plane i are padded by `pad` bytes beyond their tight size; an odd
   // pad makes pitches that are neither 4- nor 16-byte multiples.
   HostImage(cudafx::ImageDesc desc, size_t pad = 0);
+  // Moves keep the heap block, so the view stays valid; copies would not.
+  HostImage(HostImage&&) = default;
+  HostImage& operator=(HostImage&&) = default;
+  HostImage(const HostImage&) = delete;
+  HostImage& operator=(const HostImage&) = delete;
   const cudafx::ImageView& view() const { return view_; }
   cudafx::ImageDesc desc() const { return view_.desc; }
   // The plane as a cv::Mat header over this image's memory.

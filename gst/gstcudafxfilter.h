@@ -1,0 +1,77 @@
+/* GstCudaFxFilter: the base class of every cudafx video filter.
+ *
+ * It owns what every element needs and nothing element-specific:
+ *  - the `backend` (auto|cuda|cpu) and `cuda-device-id` properties and the
+ *    rule that picks the backend at start;
+ *  - the CUDA context, shared through libgstcuda's "gst.cuda.context";
+ *  - caps with memory:CUDAMemory first and system memory second, in any mix
+ *    between the pads;
+ *  - allocation: a CUDA pool for CUDAMemory, a pinned host-memory pool
+ *    proposed upstream and used for system-memory outputs;
+ *  - one CUDA stream, staging copies for system memory, and one
+ *    synchronisation per buffer.
+ * A subclass implements setup (build its op for the negotiated caps),
+ * process (run it on one frame) and teardown. */
+#pragma once
+
+#include <gst/base/gstbasetransform.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include "cudafx/cuda_resources.hpp"
+#include "cudafx/gaussian.hpp"
+#include "cudafx/image.hpp"
+#include "gstcudafxconfig.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  GST_CUDA_FX_BACKEND_AUTO,
+  GST_CUDA_FX_BACKEND_CUDA,
+  GST_CUDA_FX_BACKEND_CPU,
+} GstCudaFxBackend;
+
+#define GST_TYPE_CUDA_FX_BACKEND (gst_cuda_fx_backend_get_type ())
+GType gst_cuda_fx_backend_get_type (void);
+
+#define GST_TYPE_CUDA_FX_FILTER (gst_cuda_fx_filter_get_type ())
+G_DECLARE_DERIVABLE_TYPE (GstCudaFxFilter, gst_cuda_fx_filter, GST,
+    CUDA_FX_FILTER, GstBaseTransform)
+
+struct _GstCudaFxFilterClass
+{
+  GstBaseTransformClass parent_class;
+
+  /* Builds the op for the negotiated formats. For cudafx::Backend::Cuda the
+   * element's CUDA context is current. Called again on every caps change;
+   * teardown is called before. */
+  cudafx::Status (*setup) (GstCudaFxFilter * self, const GstVideoInfo * in_info,
+      const GstVideoInfo * out_info, cudafx::Backend backend);
+  /* Runs the op on one frame: device views queued on `stream` for Cuda (do
+   * not synchronise: the base class does, once), host views for Cpu. */
+  cudafx::Status (*process) (GstCudaFxFilter * self, const cudafx::ImageView & src,
+      const cudafx::ImageView & dst, cudafx::StreamHandle stream);
+  /* Releases the op; the CUDA context is current for Cuda. */
+  void (*teardown) (GstCudaFxFilter * self);
+
+  gpointer _reserved[GST_PADDING];
+};
+
+/* Adds sink and src templates: `cuda_formats` (a GStreamer format list such
+ * as "{ RGBA, NV12 }") with memory:CUDAMemory, when libgstcuda is
+ * available, then `system_formats` in system memory. */
+void gst_cuda_fx_filter_class_add_pad_templates (GstCudaFxFilterClass * klass,
+    const gchar * cuda_formats, const gchar * system_formats);
+
+/* Every structure of `caps` offered in CUDAMemory first, system memory
+ * second: what a filter may produce from `caps`, or accept for it. */
+GstCaps *gst_cuda_fx_filter_caps_any_memory (GstCaps * caps);
+
+/* The backend chosen at start (valid from start to stop). */
+cudafx::Backend gst_cuda_fx_filter_get_backend (GstCudaFxFilter * self);
+
+/* Maps a GstVideoFormat onto the cudafx one; FALSE if cudafx has none. */
+gboolean gst_cuda_fx_desc_from_info (const GstVideoInfo * info, cudafx::ImageDesc * desc);
+
+G_END_DECLS
