@@ -34,14 +34,19 @@ void filter_row(const PlaneWork& w, int y, float* padded, float* out) {
     return;
   }
   const uint8_t* row = w.src.data + static_cast<size_t>(ys) * w.src.pitch;
-  // Row with its left and right borders materialised, as floats.
-  for (int x = -rx; x < W + rx; x++) {
-    const int xs = border_index(x, W, w.border);
-    float* d = padded + static_cast<size_t>(x + rx) * C;
-    for (int c = 0; c < C; c++)
-      d[c] = xs < 0 ? 0.0f : static_cast<float>(row[static_cast<size_t>(xs) * C + c]);
+  // The row as floats with its left and right borders materialised: the
+  // interior in one vectorisable loop, the 2*rx border pixels one by one.
+  float* centre = padded + static_cast<size_t>(rx) * C;
+  for (size_t j = 0; j < wc; j++)
+    centre[j] = static_cast<float>(row[j]);
+  for (int i = 1; i <= rx; i++) {
+    for (int x : {-i, W - 1 + i}) {
+      const int xs = border_index(x, W, w.border);
+      float* d = centre + static_cast<ptrdiff_t>(x) * C;
+      for (int c = 0; c < C; c++)
+        d[c] = xs < 0 ? 0.0f : static_cast<float>(row[static_cast<size_t>(xs) * C + c]);
+    }
   }
-  const float* centre = padded + static_cast<size_t>(rx) * C;
   const float* wx = w.p.x.w.data();
   const float w0 = wx[0];
   for (size_t j = 0; j < wc; j++)
