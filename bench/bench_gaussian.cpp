@@ -114,26 +114,23 @@ DeviceFacts measure_device() {
   DeviceBuffer x, y;
   if (!x.allocate(big).is_ok() || !y.allocate(big).is_ok())
     return f;
-  const ImageDesc d{PixelFormat::GRAY8, 1 << 15, 1 << 15};  // 1 GiB as one plane
-  ImageView vx = packed_view(d, x.bytes()), vy = packed_view(d, y.bytes());
-  auto timed = [&](const ImageView& dst, const ImageView& src, int reps, size_t bytes) {
-    (void)copy_image_async(dst, src, s.get());
+  auto timed = [&](void* dst, const void* src, size_t bytes, int reps, double counted) {
+    (void)copy_bytes_async(dst, src, bytes, s.get());
     (void)a.record(s.get());
     for (int i = 0; i < reps; i++)
-      (void)copy_image_async(dst, src, s.get());
+      (void)copy_bytes_async(dst, src, bytes, s.get());
     (void)b.record(s.get());
     (void)b.synchronize();
     float ms = 0;
     (void)b.elapsed_since(a, &ms);
-    return bytes * reps / (ms * 1e-3) / 1e9;
+    return counted * reps / (ms * 1e-3) / 1e9;
   };
-  f.d2d_gbs = timed(vy, vx, 10, 2 * big);
-  const ImageDesc hd{PixelFormat::GRAY8, 1 << 14, 1 << 14};  // 256 MiB
+  f.d2d_gbs = timed(y.get(), x.get(), big, 20, 2.0 * big);
+  const size_t host = size_t(256) << 20;
   PinnedBuffer p;
-  if (p.allocate(packed_size(hd)).is_ok()) {
-    ImageView vp = packed_view(hd, p.bytes()), vd = packed_view(hd, x.bytes());
-    f.h2d_pinned_gbs = timed(vd, vp, 10, packed_size(hd));
-    f.d2h_pinned_gbs = timed(vp, vd, 10, packed_size(hd));
+  if (p.allocate(host).is_ok()) {
+    f.h2d_pinned_gbs = timed(x.get(), p.get(), host, 10, host);
+    f.d2h_pinned_gbs = timed(p.get(), x.get(), host, 10, host);
   }
   return f;
 }
@@ -229,6 +226,10 @@ struct Feed {
 // Runs appsrc ! `chain` ! fakesink over `frames` buffers; frames per second
 // over the frames after the first ten (pool and context set-up excluded).
 double run_pipeline(const std::string& chain, const Feed& feed, int frames, std::string* err) {
+  if (feed.buffers.empty()) {
+    *err = "no input buffers";
+    return -1;
+  }
   const std::string desc = "appsrc name=src format=time block=true max-bytes=0 max-buffers=4 caps=\"" +
                            feed.caps + "\" ! " + chain +
                            " ! fakesink name=sink sync=false signal-handoffs=true";
@@ -349,14 +350,23 @@ Feed cuda_feed(const std::string& caps_str, int count, GstCudaContext* ctx) {
   GstStructure* config = gst_buffer_pool_get_config(pool);
   gst_buffer_pool_config_set_params(config, caps, GST_VIDEO_INFO_SIZE(&info), 0, 0);
   gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  gst_buffer_pool_set_config(pool, config);
-  gst_buffer_pool_set_active(pool, TRUE);
+  if (!gst_buffer_pool_set_config(pool, config)) {
+    // The pool may amend the config (row padding); take its amendment.
+    config = gst_buffer_pool_get_config(pool);
+    if (!gst_buffer_pool_set_config(pool, config))
+      fprintf(stderr, "cuda_feed: the CUDA pool refuses its config\n");
+  }
+  if (!gst_buffer_pool_set_active(pool, TRUE))
+    fprintf(stderr, "cuda_feed: cannot activate the CUDA pool\n");
   std::vector<uint8_t> noise(GST_VIDEO_INFO_SIZE(&info));
   fill(noise);
   for (int i = 0; i < count; i++) {
     GstBuffer* b = nullptr;
-    if (gst_buffer_pool_acquire_buffer(pool, &b, nullptr) != GST_FLOW_OK)
+    const GstFlowReturn ret = gst_buffer_pool_acquire_buffer(pool, &b, nullptr);
+    if (ret != GST_FLOW_OK) {
+      fprintf(stderr, "cuda_feed: acquire failed: %s\n", gst_flow_get_name(ret));
       break;
+    }
     GstVideoFrame f;
     if (gst_video_frame_map(&f, &info, b, GST_MAP_WRITE)) {  // uploaded at unmap
       for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&f); p++)
@@ -506,6 +516,7 @@ int main(int argc, char** argv) {
       fprintf(stderr, "%s %s done\n", k.name, r.name);
     }
     md << "\n";
+    std::ofstream(o.out) << md.str();  // partial results survive a crash later on
   }
 
   md << "### Element throughput (5x5, σ=1.1), frames/s\n\n";

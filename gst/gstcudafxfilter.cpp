@@ -167,26 +167,34 @@ gst_cuda_fx_filter_class_add_pad_templates (GstCudaFxFilterClass * klass,
 GstCaps *
 gst_cuda_fx_filter_caps_any_memory (GstCaps * caps)
 {
-  GstCaps *cuda = gst_caps_new_empty ();
-  GstCaps *sys = gst_caps_new_empty ();
+  /* Each structure in its own memory first, then the other: a filter keeps
+   * the memory its input arrived in when downstream accepts both. */
+  GstCaps *same = gst_caps_new_empty ();
+  GstCaps *other = gst_caps_new_empty ();
   for (guint i = 0; i < gst_caps_get_size (caps); i++) {
     GstCapsFeatures *f = gst_caps_get_features (caps, i);
+    const GstStructure *s = gst_caps_get_structure (caps, i);
     if (f && gst_caps_features_is_any (f)) {
-      gst_caps_append_structure_full (sys,
-          gst_structure_copy (gst_caps_get_structure (caps, i)),
+      same = gst_caps_merge_structure_full (same, gst_structure_copy (s),
           gst_caps_features_copy (f));
       continue;
     }
 #if HAVE_GSTCUDA
-    cuda = gst_caps_merge_structure_full (cuda,
-        gst_structure_copy (gst_caps_get_structure (caps, i)),
-        gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr));
-#endif
-    sys = gst_caps_merge_structure_full (sys,
-        gst_structure_copy (gst_caps_get_structure (caps, i)),
+    const gboolean cuda = f && gst_caps_features_contains (f,
+        GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+    GstCapsFeatures *cuda_f =
+        gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr);
+    GstCapsFeatures *sys_f = gst_caps_features_new_empty ();
+    same = gst_caps_merge_structure_full (same, gst_structure_copy (s),
+        cuda ? cuda_f : sys_f);
+    other = gst_caps_merge_structure_full (other, gst_structure_copy (s),
+        cuda ? sys_f : cuda_f);
+#else
+    same = gst_caps_merge_structure_full (same, gst_structure_copy (s),
         gst_caps_features_new_empty ());
+#endif
   }
-  return gst_caps_merge (cuda, sys);
+  return gst_caps_merge (same, other);
 }
 
 /* The CPU backend has no CUDA context to use CUDAMemory with. */

@@ -64,8 +64,9 @@ struct _GstCudaFxFilterClass
 void gst_cuda_fx_filter_class_add_pad_templates (GstCudaFxFilterClass * klass,
     const gchar * cuda_formats, const gchar * system_formats);
 
-/* Every structure of `caps` offered in CUDAMemory first, system memory
- * second: what a filter may produce from `caps`, or accept for it. */
+/* Every structure of `caps` offered in its own memory (CUDAMemory or system)
+ * first and in the other second: what a filter may produce from `caps`, or
+ * accept for it. */
 GstCaps *gst_cuda_fx_filter_caps_any_memory (GstCaps * caps);
 
 /* The backend chosen at start (valid from start to stop). */

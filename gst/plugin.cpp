@@ -3,11 +3,19 @@
 
 #include "gstcudafxconfig.h"
 #include "gstcudagaussian.h"
+#if HAVE_GSTCUDA
+#include <gst/cuda/gstcudamemory.h>
+#endif
 
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
   gboolean ok = FALSE;
+#if HAVE_GSTCUDA
+  /* Registers libgstcuda's allocator: CUDA buffer pools fail without it
+   * when no nvcodec element was loaded before ours. */
+  gst_cuda_memory_init_once ();
+#endif
   ok |= GST_ELEMENT_REGISTER (cudagaussian, plugin);
   return ok;
 }

@@ -169,6 +169,11 @@ Status CudaEvent::elapsed_since(const CudaEvent& start, float* ms) const {
   return Status::ok();
 }
 
+Status copy_bytes_async(void* dst, const void* src, size_t bytes, StreamHandle stream) {
+  CUDAFX_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));
+  return Status::ok();
+}
+
 Status copy_image_async(const ImageView& dst, const ImageView& src, StreamHandle stream) {
   CUDAFX_TRY(validate_view(src, src.desc, "copy source"));
   CUDAFX_TRY(validate_view(dst, src.desc, "copy destination"));

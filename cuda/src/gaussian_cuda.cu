@@ -231,6 +231,162 @@ __global__ void __launch_bounds__(kThreads) gaussian_cols(const __grid_constant_
   }
 }
 
+// ---- Strip kernel: small radii (both <= kStripMaxRadius) ----
+//
+// A block loads a tile of 8 * seg rows (plus halo) into shared memory once;
+// each warp then slides down its own seg rows, one thread per 4 output values
+// of a row: it filters each source row horizontally into registers and keeps
+// the last 2R+1 of them there, so the vertical pass needs no shared memory
+// and the block synchronises once. R is a template parameter (taps beyond
+// the plane's own radius have weight 0, which leaves sums bit-identical), so
+// the window lives in registers.
+constexpr int kStripMaxRadius = 4;
+constexpr int kStripWarps = kThreads / 32;
+
+__host__ __device__ constexpr int strip_width(int C) { return C == 1 ? 128 : (C == 2 ? 64 : 32); }
+
+// Four consecutive bytes of shared memory starting at byte `off` (any
+// alignment), as one word.
+template <int C>
+__device__ __forceinline__ uint32_t window4(const uint8_t* row, int off) {
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(row);
+  if constexpr (C == 4) {
+    return w[off >> 2];  // every offset is a multiple of 4 for 4-byte pixels
+  } else {
+    return __funnelshift_r(w[off >> 2], w[(off >> 2) + 1], (off & 3) * 8);
+  }
+}
+
+// The horizontal sums of four values whose centre bytes start at `off`.
+template <int C, int R>
+__device__ __forceinline__ float4 strip_row(const uint8_t* row, int off, const float* wx) {
+  const uint32_t c = window4<C>(row, off);
+  float4 acc = make_float4(mul_rn(wx[0], static_cast<float>(c & 0xff)),
+                           mul_rn(wx[0], static_cast<float>((c >> 8) & 0xff)),
+                           mul_rn(wx[0], static_cast<float>((c >> 16) & 0xff)),
+                           mul_rn(wx[0], static_cast<float>(c >> 24)));
+#pragma unroll
+  for (int k = 1; k <= R; k++) {
+    const uint32_t l = window4<C>(row, off - k * C), r = window4<C>(row, off + k * C);
+    // Byte pairs as 16-bit lanes: the sums (<= 510) cannot carry across.
+    const uint32_t lo = __byte_perm(l, 0, 0x4140) + __byte_perm(r, 0, 0x4140);
+    const uint32_t hi = __byte_perm(l, 0, 0x4342) + __byte_perm(r, 0, 0x4342);
+    const float wk = wx[k];
+    acc.x = add_rn(acc.x, mul_rn(wk, static_cast<float>(lo & 0xffff)));
+    acc.y = add_rn(acc.y, mul_rn(wk, static_cast<float>(lo >> 16)));
+    acc.z = add_rn(acc.z, mul_rn(wk, static_cast<float>(hi & 0xffff)));
+    acc.w = add_rn(acc.w, mul_rn(wk, static_cast<float>(hi >> 16)));
+  }
+  return acc;
+}
+
+template <int C, int R>
+__global__ void __launch_bounds__(kThreads) gaussian_strip(const __grid_constant__ PlaneArgs a,
+                                                          int lead, int in_pitch, int seg, int vec,
+                                                          int dst_aligned) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  constexpr int TW = strip_width(C);
+  constexpr int kWords = TW * C / 4;  // 4-value groups in a tile row (<= 32)
+  const int x0 = blockIdx.x * TW, y0 = blockIdx.y * kStripWarps * seg;
+  const int rows = kStripWarps * seg + 2 * R;
+  const int a0 = (x0 - R) * C - lead;
+  if (vec == 16)
+    load_tile<16>(a, y0 - R, rows, a0, in_pitch, smem);
+  else if (vec == 4)
+    load_tile<4>(a, y0 - R, rows, a0, in_pitch, smem);
+  else
+    load_tile<1>(a, y0 - R, rows, a0, in_pitch, smem);
+  __syncthreads();
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane >= kWords)
+    return;
+  // Taps padded with zeros up to R on both axes.
+  float wx[R + 1], wy[R + 1];
+#pragma unroll
+  for (int k = 0; k <= R; k++) {
+    wx[k] = k <= a.rx ? a.wx[k] : 0.0f;
+    wy[k] = k <= a.ry ? a.wy[k] : 0.0f;
+  }
+  const int o = lane * 4;                 // first value of this thread in a row
+  const int off = lead + o + R * C;       // its centre byte in a shared row
+  const int gb = x0 * C + o;              // its byte in a destination row
+  if (gb >= a.width * C)
+    return;
+  const int r0 = warp * seg;              // first output row of this warp (tile)
+  float4 h[2 * R + 1];
+#pragma unroll
+  for (int i = 0; i < 2 * R; i++)
+    h[i] = strip_row<C, R>(smem + (r0 + i) * in_pitch, off, wx);
+  for (int r = 0; r < seg; r++) {
+    h[2 * R] = strip_row<C, R>(smem + (r0 + r + 2 * R) * in_pitch, off, wx);
+    const int y = y0 + r0 + r;
+    if (y < a.height) {
+      float4 v = make_float4(mul_rn(wy[0], h[R].x), mul_rn(wy[0], h[R].y),
+                             mul_rn(wy[0], h[R].z), mul_rn(wy[0], h[R].w));
+#pragma unroll
+      for (int k = 1; k <= R; k++) {
+        v.x = add_rn(v.x, mul_rn(wy[k], add_rn(h[R - k].x, h[R + k].x)));
+        v.y = add_rn(v.y, mul_rn(wy[k], add_rn(h[R - k].y, h[R + k].y)));
+        v.z = add_rn(v.z, mul_rn(wy[k], add_rn(h[R - k].z, h[R + k].z)));
+        v.w = add_rn(v.w, mul_rn(wy[k], add_rn(h[R - k].w, h[R + k].w)));
+      }
+      const uint8_t b[4] = {round_to_u8(v.x), round_to_u8(v.y), round_to_u8(v.z),
+                            round_to_u8(v.w)};
+      store4(a, y, gb, b, dst_aligned);
+    }
+#pragma unroll
+    for (int i = 0; i < 2 * R; i++)
+      h[i] = h[i + 1];
+  }
+}
+
+struct StripShape {
+  int lead, in_pitch, seg;
+  size_t shared;
+  dim3 grid;
+};
+
+StripShape strip_shape(int C, int R, int width, int height) {
+  StripShape s;
+  const int tw = strip_width(C);
+  s.in_pitch = span_pitch(-R * C, (tw + R) * C, &s.lead);
+  // Tall tiles amortise the halo; shorter ones keep small frames spread over
+  // the whole GPU.
+  const unsigned gx = (width + tw - 1) / tw;
+  for (s.seg = 16; s.seg > 2; s.seg /= 2) {
+    const unsigned gy = (height + kStripWarps * s.seg - 1) / (kStripWarps * s.seg);
+    if (gx * gy >= 1024)
+      break;
+  }
+  s.grid = dim3(gx, (height + kStripWarps * s.seg - 1) / (kStripWarps * s.seg));
+  // +16: window4 may read one word past a row's last needed byte.
+  s.shared = static_cast<size_t>(kStripWarps * s.seg + 2 * R) * s.in_pitch + 16;
+  return s;
+}
+
+template <int C>
+void launch_strip_c(int R, const StripShape& sh, cudaStream_t s, const PlaneArgs& a, int vec,
+                    int dst_aligned) {
+  switch (R) {
+    case 1: gaussian_strip<C, 1><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+    case 2: gaussian_strip<C, 2><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+    case 3: gaussian_strip<C, 3><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+    default: gaussian_strip<C, 4><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+  }
+}
+
+void launch_strip(const PlaneArgs& a, int vec, int dst_aligned, cudaStream_t s) {
+  const int R = std::max(std::max(a.rx, a.ry), 1);
+  const StripShape sh = strip_shape(a.channels, R, a.width, a.height);
+  switch (a.channels) {
+    case 1: launch_strip_c<1>(R, sh, s, a, vec, dst_aligned); break;
+    case 2: launch_strip_c<2>(R, sh, s, a, vec, dst_aligned); break;
+    case 3: launch_strip_c<3>(R, sh, s, a, vec, dst_aligned); break;
+    default: launch_strip_c<4>(R, sh, s, a, vec, dst_aligned); break;
+  }
+}
+
 int vec_width(const void* p, size_t pitch) {
   const uintptr_t u = reinterpret_cast<uintptr_t>(p);
   if (u % 16 == 0 && pitch % 16 == 0)
@@ -304,7 +460,9 @@ Status gaussian_cuda(const GaussianPlan& plan, const ImageView& src, const Image
     const int C = a.channels;
     const int vec = vec_width(sp.data, sp.pitch);
 
-    if (plane_is_fused(p)) {
+    if (std::max(a.rx, a.ry) <= kStripMaxRadius) {
+      launch_strip(a, vec, vec_width(dp.data, dp.pitch) >= 4, s);
+    } else if (plane_is_fused(p)) {
       const FusedShape f = fused_shape(C, a.rx, a.ry);
       const dim3 grid((p.width + kTileW - 1) / kTileW, (p.height + kTileH - 1) / kTileH);
       const int dst_aligned = vec_width(dp.data, dp.pitch) >= 4;
