@@ -5,6 +5,7 @@
 //   --npp: the npp_gaussian helper (bench/npp_gaussian.cu), if built.
 //   --quick: fewer sizes and iterations (for a smoke run without a GPU).
 #include <gst/app/gstappsrc.h>
+#include <gst/check/gstharness.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
 #include <opencv2/core.hpp>
@@ -58,6 +59,7 @@ struct Options {
   std::string commit = "unknown";
   std::string npp;
   bool quick = false;
+  bool profile = false;  // only the 5x5 2160p kernel, for a profiler
 };
 
 double ms_since(Clock::time_point t0) {
@@ -289,28 +291,23 @@ double run_pipeline(const std::string& chain, const Feed& feed, int frames, std:
   return fps;
 }
 
-// Input buffers from the pool that `element_desc` proposes upstream (pinned
-// memory for the CUDA backend), filled with noise.
+// Input buffers from the pool that `element_desc` proposes upstream once
+// negotiated (pinned memory for the CUDA backend), filled with noise.
 Feed system_feed(const std::string& element_desc, const std::string& caps_str, int count) {
   Feed feed;
   feed.caps = caps_str;
-  GstElement* e = gst_parse_bin_from_description(element_desc.c_str(), TRUE, nullptr);
+  GstHarness* h = gst_harness_new_parse(element_desc.c_str());
+  gst_harness_set_caps_str(h, caps_str.c_str(), caps_str.c_str());
   GstCaps* caps = gst_caps_from_string(caps_str.c_str());
   GstVideoInfo info;
   gst_video_info_from_caps(&info, caps);
   GstBufferPool* pool = nullptr;
-  if (e) {
-    gst_element_set_state(e, GST_STATE_PAUSED);
-    GstPad* pad = gst_element_get_static_pad(e, "sink");
-    GstQuery* q = gst_query_new_allocation(caps, TRUE);
-    if (gst_pad_query(pad, q) && gst_query_get_n_allocation_pools(q) > 0)
-      gst_query_parse_nth_allocation_pool(q, 0, &pool, nullptr, nullptr, nullptr);
-    gst_query_unref(q);
-    gst_object_unref(pad);
-  }
-  if (pool) {
-    gst_buffer_pool_set_active(pool, TRUE);
-  }
+  GstQuery* q = gst_query_new_allocation(caps, TRUE);
+  if (gst_pad_peer_query(h->srcpad, q) && gst_query_get_n_allocation_pools(q) > 0)
+    gst_query_parse_nth_allocation_pool(q, 0, &pool, nullptr, nullptr, nullptr);
+  gst_query_unref(q);
+  if (pool && !gst_buffer_pool_set_active(pool, TRUE))
+    gst_clear_object(&pool);
   std::vector<uint8_t> noise(GST_VIDEO_INFO_SIZE(&info));
   fill(noise);
   for (int i = 0; i < count; i++) {
@@ -330,11 +327,8 @@ Feed system_feed(const std::string& element_desc, const std::string& caps_str, i
     gst_buffer_pool_set_active(pool, FALSE);
     gst_object_unref(pool);
   }
-  if (e) {
-    gst_element_set_state(e, GST_STATE_NULL);
-    gst_object_unref(e);
-  }
   gst_caps_unref(caps);
+  gst_harness_teardown(h);
   return feed;
 }
 
@@ -468,6 +462,7 @@ int main(int argc, char** argv) {
     else if (a == "--commit" && i + 1 < argc) o.commit = argv[++i];
     else if (a == "--npp" && i + 1 < argc) o.npp = argv[++i];
     else if (a == "--quick") o.quick = true;
+    else if (a == "--profile-kernel") o.profile = true;
     else {
       fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--npp PATH] [--quick]\n", argv[0]);
       return 2;
@@ -475,6 +470,13 @@ int main(int argc, char** argv) {
   }
   gst_init(&argc, &argv);
   cv::setNumThreads(std::thread::hardware_concurrency());
+  if (o.profile) {
+    DeviceFacts dev;
+    dev.gpu = cuda_use_device(0).is_ok();
+    const KernelRow row = bench_kernel(o, dev, kResolutions[4], kKernels[1]);
+    printf("5x5 2160p: %.4f ms\n", row.cuda);
+    return 0;
+  }
   const DeviceFacts dev = measure_device();
   const time_t now = time(nullptr);
   char date[32];
