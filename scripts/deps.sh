@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what gst-cudafx needs to build and test on Debian 12 (bookworm),
+# skipping what is already there. The CUDA toolkit is optional and not
+# installed here: with nvcc on PATH (or in /usr/local/cuda/bin) the CUDA
+# backend is built, without it the CPU backend only.
+set -euo pipefail
+pkgs=(
+  meson ninja-build pkg-config g++
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad gstreamer1.0-libav
+  libgtest-dev libopencv-core-dev libopencv-imgproc-dev libzstd-dev
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
