@@ -8,6 +8,14 @@
 #include "cudafx/gaussian.hpp"
 #include "cudafx/parallel.hpp"
 
+// The hot loops are cloned for x86-64-v3 (AVX2 + FMA) and chosen at load
+// time; the baseline clone computes the same values (std::fma is exact).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CUDAFX_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define CUDAFX_CPU_CLONES
+#endif
+
 namespace cudafx {
 namespace {
 
@@ -25,7 +33,7 @@ size_t worker_floats(const GaussianPlanePlan& p) {
 
 // Horizontal pass of one source row (or a zero row for a Constant border)
 // into `out` (width * channels floats). `padded` is scratch.
-void filter_row(const PlaneWork& w, int y, float* padded, float* out) {
+CUDAFX_CPU_CLONES void filter_row(const PlaneWork& w, int y, float* padded, float* out) {
   const int C = w.p.layout.channels, W = w.p.width, rx = w.p.x.radius;
   const size_t wc = static_cast<size_t>(W) * C;
   const int ys = border_index(y, w.p.height, w.border);
@@ -56,11 +64,11 @@ void filter_row(const PlaneWork& w, int y, float* padded, float* out) {
     const float* l = centre - static_cast<ptrdiff_t>(k) * C;
     const float* r = centre + static_cast<ptrdiff_t>(k) * C;
     for (size_t j = 0; j < wc; j++)
-      out[j] = add_rn(out[j], mul_rn(wk, add_rn(l[j], r[j])));
+      out[j] = fma_rn(wk, add_rn(l[j], r[j]), out[j]);
   }
 }
 
-void filter_band(const PlaneWork& w, int y0, int y1, float* scratch) {
+CUDAFX_CPU_CLONES void filter_band(const PlaneWork& w, int y0, int y1, float* scratch) {
   const int C = w.p.layout.channels, ry = w.p.y.radius;
   const size_t wc = static_cast<size_t>(w.p.width) * C;
   const int ring = 2 * ry + 1;
@@ -82,7 +90,7 @@ void filter_band(const PlaneWork& w, int y0, int y1, float* scratch) {
       const float* up = slot(y - k);
       const float* down = slot(y + k);
       for (size_t j = 0; j < wc; j++)
-        acc[j] = add_rn(acc[j], mul_rn(wk, add_rn(up[j], down[j])));
+        acc[j] = fma_rn(wk, add_rn(up[j], down[j]), acc[j]);
     }
     uint8_t* out = w.dst.data + static_cast<size_t>(y) * w.dst.pitch;
     for (size_t j = 0; j < wc; j++)

@@ -120,10 +120,10 @@ __device__ __forceinline__ float4 col_value4(const PlaneArgs& a, const float* ce
     const float wk = a.wy[k];
     const float4 u = *reinterpret_cast<const float4*>(centre - k * stride);
     const float4 d = *reinterpret_cast<const float4*>(centre + k * stride);
-    acc.x = add_rn(acc.x, mul_rn(wk, add_rn(u.x, d.x)));
-    acc.y = add_rn(acc.y, mul_rn(wk, add_rn(u.y, d.y)));
-    acc.z = add_rn(acc.z, mul_rn(wk, add_rn(u.z, d.z)));
-    acc.w = add_rn(acc.w, mul_rn(wk, add_rn(u.w, d.w)));
+    acc.x = fma_rn(wk, add_rn(u.x, d.x), acc.x);
+    acc.y = fma_rn(wk, add_rn(u.y, d.y), acc.y);
+    acc.z = fma_rn(wk, add_rn(u.z, d.z), acc.z);
+    acc.w = fma_rn(wk, add_rn(u.w, d.w), acc.w);
   }
   return acc;
 }
@@ -272,10 +272,10 @@ __device__ __forceinline__ float4 strip_row(const uint8_t* row, int off, const f
     const uint32_t lo = __byte_perm(l, 0, 0x4140) + __byte_perm(r, 0, 0x4140);
     const uint32_t hi = __byte_perm(l, 0, 0x4342) + __byte_perm(r, 0, 0x4342);
     const float wk = wx[k];
-    acc.x = add_rn(acc.x, mul_rn(wk, static_cast<float>(lo & 0xffff)));
-    acc.y = add_rn(acc.y, mul_rn(wk, static_cast<float>(lo >> 16)));
-    acc.z = add_rn(acc.z, mul_rn(wk, static_cast<float>(hi & 0xffff)));
-    acc.w = add_rn(acc.w, mul_rn(wk, static_cast<float>(hi >> 16)));
+    acc.x = fma_rn(wk, static_cast<float>(lo & 0xffff), acc.x);
+    acc.y = fma_rn(wk, static_cast<float>(lo >> 16), acc.y);
+    acc.z = fma_rn(wk, static_cast<float>(hi & 0xffff), acc.z);
+    acc.w = fma_rn(wk, static_cast<float>(hi >> 16), acc.w);
   }
   return acc;
 }
@@ -326,10 +326,10 @@ __global__ void __launch_bounds__(kThreads) gaussian_strip(const __grid_constant
                              mul_rn(wy[0], h[R].z), mul_rn(wy[0], h[R].w));
 #pragma unroll
       for (int k = 1; k <= R; k++) {
-        v.x = add_rn(v.x, mul_rn(wy[k], add_rn(h[R - k].x, h[R + k].x)));
-        v.y = add_rn(v.y, mul_rn(wy[k], add_rn(h[R - k].y, h[R + k].y)));
-        v.z = add_rn(v.z, mul_rn(wy[k], add_rn(h[R - k].z, h[R + k].z)));
-        v.w = add_rn(v.w, mul_rn(wy[k], add_rn(h[R - k].w, h[R + k].w)));
+        v.x = fma_rn(wy[k], add_rn(h[R - k].x, h[R + k].x), v.x);
+        v.y = fma_rn(wy[k], add_rn(h[R - k].y, h[R + k].y), v.y);
+        v.z = fma_rn(wy[k], add_rn(h[R - k].z, h[R + k].z), v.z);
+        v.w = fma_rn(wy[k], add_rn(h[R - k].w, h[R + k].w), v.w);
       }
       const uint8_t b[4] = {round_to_u8(v.x), round_to_u8(v.y), round_to_u8(v.z),
                             round_to_u8(v.w)};
