@@ -58,7 +58,8 @@ __host__ __device__ inline int span_pitch(int gx0, int gx1, int* lead) {
 // image through the border rule), bytes [a0, a0 + pitch) of each (columns
 // outside the row through the border rule too), into `dst` rows `pitch`
 // apart. VEC is the width of the aligned loads that the source pointer and
-// pitch allow. The whole block shares the work, one chunk an item.
+// pitch allow. The whole block shares the work, one chunk an item; the
+// caller synchronises the block before reading the tile.
 template <int VEC>
 __device__ __forceinline__ void load_tile(const PlaneArgs& a, int y_first, int rows, int a0,
                                           int pitch, uint8_t* dst) {
@@ -77,9 +78,16 @@ __device__ __forceinline__ void load_tile(const PlaneArgs& a, int y_first, int r
     }
     const uint8_t* row = a.src + static_cast<size_t>(ys) * a.src_pitch;
     if (g >= 0 && g + VEC <= row_bytes) {
-      if constexpr (VEC == 16)
+      if constexpr (VEC == 16) {
+#if __CUDA_ARCH__ >= 800
+        // Asynchronous copy: every chunk of the tile is in flight at once
+        // instead of one load-then-store round trip per loop iteration.
+        const unsigned sd = static_cast<unsigned>(__cvta_generic_to_shared(d));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sd), "l"(row + g));
+#else
         *reinterpret_cast<uint4*>(d) = __ldg(reinterpret_cast<const uint4*>(row + g));
-      else if constexpr (VEC == 4)
+#endif
+      } else if constexpr (VEC == 4)
         *reinterpret_cast<uint32_t*>(d) = __ldg(reinterpret_cast<const uint32_t*>(row + g));
       else
         *d = __ldg(row + g);
@@ -92,6 +100,10 @@ __device__ __forceinline__ void load_tile(const PlaneArgs& a, int y_first, int r
       }
     }
   }
+#if __CUDA_ARCH__ >= 800
+  if constexpr (VEC == 16)
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
 }
 
 // Horizontal sum for output value `o` of a span whose centre byte for o is
@@ -245,6 +257,19 @@ constexpr int kStripWarps = kThreads / 32;
 
 __host__ __device__ constexpr int strip_width(int C) { return C == 1 ? 128 : (C == 2 ? 64 : 32); }
 
+// Integer x (< 2^16) in the low half of a word, or the high half (HI), to
+// float without a conversion instruction (those run at a quarter of the
+// rate): 2^23 + x assembled in the bits, then 2^23 subtracted exactly.
+template <bool HI>
+__device__ __forceinline__ float u16_to_float(uint32_t w) {
+  return __fsub_rn(__uint_as_float(__byte_perm(w, 0x4B000000u, HI ? 0x7432 : 0x7410)), 8388608.0f);
+}
+// Byte i of w to float, likewise.
+template <int I>
+__device__ __forceinline__ float u8_to_float(uint32_t w) {
+  return __fsub_rn(__uint_as_float(__byte_perm(w, 0x4B000000u, 0x7440 | I)), 8388608.0f);
+}
+
 // Four consecutive bytes of shared memory starting at byte `off` (any
 // alignment), as one word.
 template <int C>
@@ -261,10 +286,8 @@ __device__ __forceinline__ uint32_t window4(const uint8_t* row, int off) {
 template <int C, int R>
 __device__ __forceinline__ float4 strip_row(const uint8_t* row, int off, const float* wx) {
   const uint32_t c = window4<C>(row, off);
-  float4 acc = make_float4(mul_rn(wx[0], static_cast<float>(c & 0xff)),
-                           mul_rn(wx[0], static_cast<float>((c >> 8) & 0xff)),
-                           mul_rn(wx[0], static_cast<float>((c >> 16) & 0xff)),
-                           mul_rn(wx[0], static_cast<float>(c >> 24)));
+  float4 acc = make_float4(mul_rn(wx[0], u8_to_float<0>(c)), mul_rn(wx[0], u8_to_float<1>(c)),
+                           mul_rn(wx[0], u8_to_float<2>(c)), mul_rn(wx[0], u8_to_float<3>(c)));
 #pragma unroll
   for (int k = 1; k <= R; k++) {
     const uint32_t l = window4<C>(row, off - k * C), r = window4<C>(row, off + k * C);
@@ -272,10 +295,10 @@ __device__ __forceinline__ float4 strip_row(const uint8_t* row, int off, const f
     const uint32_t lo = __byte_perm(l, 0, 0x4140) + __byte_perm(r, 0, 0x4140);
     const uint32_t hi = __byte_perm(l, 0, 0x4342) + __byte_perm(r, 0, 0x4342);
     const float wk = wx[k];
-    acc.x = fma_rn(wk, static_cast<float>(lo & 0xffff), acc.x);
-    acc.y = fma_rn(wk, static_cast<float>(lo >> 16), acc.y);
-    acc.z = fma_rn(wk, static_cast<float>(hi & 0xffff), acc.z);
-    acc.w = fma_rn(wk, static_cast<float>(hi >> 16), acc.w);
+    acc.x = fma_rn(wk, u16_to_float<false>(lo), acc.x);
+    acc.y = fma_rn(wk, u16_to_float<true>(lo), acc.y);
+    acc.z = fma_rn(wk, u16_to_float<false>(hi), acc.z);
+    acc.w = fma_rn(wk, u16_to_float<true>(hi), acc.w);
   }
   return acc;
 }
@@ -311,29 +334,38 @@ __global__ void __launch_bounds__(kThreads) gaussian_strip(const __grid_constant
   const int o = lane * 4;                 // first value of this thread in a row
   const int off = lead + o + R * C;       // its centre byte in a shared row
   const int gb = x0 * C + o;              // its byte in a destination row
-  if (gb >= a.width * C)
+  const int row_bytes = a.width * C;
+  if (gb >= row_bytes)
     return;
   const int r0 = warp * seg;              // first output row of this warp (tile)
+  const int n = min(seg, a.height - (y0 + r0));
+  const bool full_word = dst_aligned && gb + 4 <= row_bytes;
+  uint8_t* out = a.dst + static_cast<size_t>(y0 + r0) * a.dst_pitch + gb;
+  const uint8_t* in = smem + r0 * in_pitch;
   float4 h[2 * R + 1];
 #pragma unroll
-  for (int i = 0; i < 2 * R; i++)
-    h[i] = strip_row<C, R>(smem + (r0 + i) * in_pitch, off, wx);
-  for (int r = 0; r < seg; r++) {
-    h[2 * R] = strip_row<C, R>(smem + (r0 + r + 2 * R) * in_pitch, off, wx);
-    const int y = y0 + r0 + r;
-    if (y < a.height) {
-      float4 v = make_float4(mul_rn(wy[0], h[R].x), mul_rn(wy[0], h[R].y),
-                             mul_rn(wy[0], h[R].z), mul_rn(wy[0], h[R].w));
+  for (int i = 0; i < 2 * R; i++, in += in_pitch)
+    h[i] = strip_row<C, R>(in, off, wx);
+  for (int r = 0; r < n; r++, in += in_pitch, out += a.dst_pitch) {
+    h[2 * R] = strip_row<C, R>(in, off, wx);
+    float4 v = make_float4(mul_rn(wy[0], h[R].x), mul_rn(wy[0], h[R].y),
+                           mul_rn(wy[0], h[R].z), mul_rn(wy[0], h[R].w));
 #pragma unroll
-      for (int k = 1; k <= R; k++) {
-        v.x = fma_rn(wy[k], add_rn(h[R - k].x, h[R + k].x), v.x);
-        v.y = fma_rn(wy[k], add_rn(h[R - k].y, h[R + k].y), v.y);
-        v.z = fma_rn(wy[k], add_rn(h[R - k].z, h[R + k].z), v.z);
-        v.w = fma_rn(wy[k], add_rn(h[R - k].w, h[R + k].w), v.w);
-      }
-      const uint8_t b[4] = {round_to_u8(v.x), round_to_u8(v.y), round_to_u8(v.z),
-                            round_to_u8(v.w)};
-      store4(a, y, gb, b, dst_aligned);
+    for (int k = 1; k <= R; k++) {
+      v.x = fma_rn(wy[k], add_rn(h[R - k].x, h[R + k].x), v.x);
+      v.y = fma_rn(wy[k], add_rn(h[R - k].y, h[R + k].y), v.y);
+      v.z = fma_rn(wy[k], add_rn(h[R - k].z, h[R + k].z), v.z);
+      v.w = fma_rn(wy[k], add_rn(h[R - k].w, h[R + k].w), v.w);
+    }
+    // Low bytes of the four rounded floats, packed into one word.
+    const uint32_t word = __byte_perm(__byte_perm(rounded_bits(v.x), rounded_bits(v.y), 0x0040),
+                                      __byte_perm(rounded_bits(v.z), rounded_bits(v.w), 0x0040),
+                                      0x5410);
+    if (full_word) {
+      *reinterpret_cast<uint32_t*>(out) = word;
+    } else {
+      for (int i = 0; i < 4 && gb + i < row_bytes; i++)
+        out[i] = static_cast<uint8_t>(word >> (8 * i));
     }
 #pragma unroll
     for (int i = 0; i < 2 * R; i++)

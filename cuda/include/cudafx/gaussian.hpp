@@ -5,7 +5,8 @@
 //    k in [-r, r], computed in double and rounded to float;
 //  - r = ceil(3 sigma) unless a kernel size (odd, 2r+1) is given;
 //  - horizontal pass first, in float, kept unrounded; then the vertical
-//    pass; the result rounded half up to a byte;
+//    pass; the result rounded to the nearest byte (ties to even) and
+//    saturated;
 //  - out-of-image pixels from BorderMode (Constant: 0);
 //  - every channel filtered, alpha included; planes of subsampled chroma use
 //    sigma / 2^shift and a kernel size scaled the same way.

@@ -40,18 +40,27 @@ CUDAFX_HD float fma_rn(float a, float b, float c) {
 #endif
 }
 
-// Rounds a filter sum in [0, 2^22) to the nearest byte, ties to even, and
-// saturates at 255. On the GPU one instruction; on the CPU adding and
-// subtracting 1.5 * 2^23 rounds to an integer with the same tie rule (the
-// float spacing there is 1), in a form that vectorises.
+// Rounds a non-negative filter sum to the nearest byte, ties to even, and
+// saturates at 255: min(v, 255) + 1.5 * 2^23 rounds to an integer (the
+// float spacing there is 1) whose value sits in the low bits of the float.
+// The GPU reads the byte out of the bits (no conversion instruction); the CPU
+// subtracts the constant again, in a form that vectorises. Both round the same
+// single addition, so they agree bit for bit.
+constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
+
+#if defined(__CUDACC__)
+// The rounded value of v in the low byte of the result (upper bytes junk).
+__device__ __forceinline__ unsigned int rounded_bits(float v) {
+  return __float_as_uint(__fadd_rn(fminf(v, 255.0f), kRoundMagic));
+}
+#endif
+
 CUDAFX_HD unsigned char round_to_u8(float v) {
 #if defined(__CUDA_ARCH__)
-  unsigned int r;
-  asm("cvt.rni.sat.u8.f32 %0, %1;" : "=r"(r) : "f"(v));
-  return static_cast<unsigned char>(r);
+  return static_cast<unsigned char>(rounded_bits(v) & 0xffu);
 #else
-  const float r = (v + 12582912.0f) - 12582912.0f;
-  return static_cast<unsigned char>(r > 255.0f ? 255.0f : (r < 0.0f ? 0.0f : r));
+  const float r = ((v < 255.0f ? v : 255.0f) + kRoundMagic) - kRoundMagic;
+  return static_cast<unsigned char>(r);
 #endif
 }
 
