@@ -12,9 +12,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <tuple>
 
 #include "cuda_check.hpp"
 #include "cudafx/gaussian.hpp"
@@ -61,9 +58,8 @@ __host__ __device__ inline int span_pitch(int gx0, int gx1, int* lead) {
 // image through the border rule), bytes [a0, a0 + pitch) of each (columns
 // outside the row through the border rule too), into `dst` rows `pitch`
 // apart. VEC is the width of the aligned loads that the source pointer and
-// pitch allow. The whole block shares the work, one chunk an item. Aligned
-// 16-byte chunks are asynchronous copies: the caller commits and waits for
-// them (async_commit, async_wait) and synchronises the block before reading.
+// pitch allow. The whole block shares the work, one chunk an item; the
+// caller synchronises the block before reading the tile.
 template <int VEC>
 __device__ __forceinline__ void load_tile(const PlaneArgs& a, int y_first, int rows, int a0,
                                           int pitch, uint8_t* dst) {
@@ -104,20 +100,9 @@ __device__ __forceinline__ void load_tile(const PlaneArgs& a, int y_first, int r
       }
     }
   }
-}
-
-// Asynchronous copies (sm_80+; before that load_tile copies synchronously):
-// close the group of copies issued so far, and wait until at most N groups
-// are still in flight.
-__device__ __forceinline__ void async_commit() {
 #if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-template <int N>
-__device__ __forceinline__ void async_wait() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+  if constexpr (VEC == 16)
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
 
@@ -181,8 +166,6 @@ __global__ void __launch_bounds__(kThreads) gaussian_fused(const __grid_constant
   const int a0 = (x0 - a.rx) * C - lead;
 
   load_tile<VEC>(a, y0 - a.ry, rows, a0, in_pitch, in_s);
-  async_commit();
-  async_wait<0>();
   __syncthreads();
 
   // Rows: 4 consecutive values an item, stored as one float4.
@@ -223,8 +206,6 @@ __global__ void __launch_bounds__(kThreads) gaussian_rows(const __grid_constant_
   const int a0 = (x0 - a.rx) * C - lead;
   // Rows past the bottom are loaded (replicated) but never stored.
   load_tile<VEC>(a, y0, kRowTileH, a0, in_pitch, smem);
-  async_commit();
-  async_wait<0>();
   __syncthreads();
   const int tile_vals = kRowTileW * C;
   const int row_vals = a.width * C;
@@ -322,45 +303,45 @@ __device__ __forceinline__ float4 strip_row(const uint8_t* row, int off, const f
   return acc;
 }
 
-// Loads tile t (rows y0 - R ..., columns x0 - R ...) of a strip launch.
 template <int C, int R>
-__device__ __forceinline__ void strip_load(const PlaneArgs& a, int t, int tiles_x, int lead,
-                                           int in_pitch, int seg, int vec, uint8_t* buf) {
+__global__ void __launch_bounds__(kThreads) gaussian_strip(const __grid_constant__ PlaneArgs a,
+                                                          int lead, int in_pitch, int seg, int vec,
+                                                          int dst_aligned) {
+  extern __shared__ __align__(16) uint8_t smem[];
   constexpr int TW = strip_width(C);
-  const int ty = t / tiles_x, tx = t - ty * tiles_x;
-  const int x0 = tx * TW, y0 = ty * kStripWarps * seg;
+  constexpr int kWords = TW * C / 4;  // 4-value groups in a tile row (<= 32)
+  const int x0 = blockIdx.x * TW, y0 = blockIdx.y * kStripWarps * seg;
   const int rows = kStripWarps * seg + 2 * R;
   const int a0 = (x0 - R) * C - lead;
   if (vec == 16)
-    load_tile<16>(a, y0 - R, rows, a0, in_pitch, buf);
+    load_tile<16>(a, y0 - R, rows, a0, in_pitch, smem);
   else if (vec == 4)
-    load_tile<4>(a, y0 - R, rows, a0, in_pitch, buf);
+    load_tile<4>(a, y0 - R, rows, a0, in_pitch, smem);
   else
-    load_tile<1>(a, y0 - R, rows, a0, in_pitch, buf);
-}
+    load_tile<1>(a, y0 - R, rows, a0, in_pitch, smem);
+  __syncthreads();
 
-// One warp's share of tile t: seg output rows, one thread per 4 values.
-template <int C, int R>
-__device__ __forceinline__ void strip_compute(const PlaneArgs& a, int t, int tiles_x, int lead,
-                                              int in_pitch, int seg, bool dst_aligned,
-                                              const float* wx, const float* wy,
-                                              const uint8_t* buf) {
-  constexpr int TW = strip_width(C);
-  constexpr int kWords = TW * C / 4;  // 4-value groups in a tile row (<= 32)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int ty = t / tiles_x, tx = t - ty * tiles_x;
-  const int x0 = tx * TW, y0 = ty * kStripWarps * seg;
+  if (lane >= kWords)
+    return;
+  // Taps padded with zeros up to R on both axes.
+  float wx[R + 1], wy[R + 1];
+#pragma unroll
+  for (int k = 0; k <= R; k++) {
+    wx[k] = k <= a.rx ? a.wx[k] : 0.0f;
+    wy[k] = k <= a.ry ? a.wy[k] : 0.0f;
+  }
   const int o = lane * 4;                 // first value of this thread in a row
   const int off = lead + o + R * C;       // its centre byte in a shared row
   const int gb = x0 * C + o;              // its byte in a destination row
   const int row_bytes = a.width * C;
+  if (gb >= row_bytes)
+    return;
   const int r0 = warp * seg;              // first output row of this warp (tile)
   const int n = min(seg, a.height - (y0 + r0));
-  if (lane >= kWords || gb >= row_bytes || n <= 0)
-    return;
   const bool full_word = dst_aligned && gb + 4 <= row_bytes;
   uint8_t* out = a.dst + static_cast<size_t>(y0 + r0) * a.dst_pitch + gb;
-  const uint8_t* in = buf + r0 * in_pitch;
+  const uint8_t* in = smem + r0 * in_pitch;
   float4 h[2 * R + 1];
 #pragma unroll
   for (int i = 0; i < 2 * R; i++, in += in_pitch)
@@ -392,43 +373,10 @@ __device__ __forceinline__ void strip_compute(const PlaneArgs& a, int t, int til
   }
 }
 
-// Persistent: as many blocks as fit on the GPU at once, each looping over
-// tiles; the next tile's copies are in flight while this one is computed
-// (two buffers), and no partial last wave of blocks idles the GPU.
-template <int C, int R>
-__global__ void __launch_bounds__(kThreads) gaussian_strip(const __grid_constant__ PlaneArgs a,
-                                                          int lead, int in_pitch, int seg, int vec,
-                                                          int dst_aligned, int tiles_x, int tiles,
-                                                          int buf_bytes) {
-  extern __shared__ __align__(16) uint8_t smem[];
-  // Taps padded with zeros up to R on both axes.
-  float wx[R + 1], wy[R + 1];
-#pragma unroll
-  for (int k = 0; k <= R; k++) {
-    wx[k] = k <= a.rx ? a.wx[k] : 0.0f;
-    wy[k] = k <= a.ry ? a.wy[k] : 0.0f;
-  }
-  int t = blockIdx.x;
-  if (t >= tiles)
-    return;
-  strip_load<C, R>(a, t, tiles_x, lead, in_pitch, seg, vec, smem);
-  async_commit();
-  for (int i = 0; t < tiles; i++, t += gridDim.x) {
-    const uint8_t* cur = smem + (i & 1) * buf_bytes;
-    if (t + static_cast<int>(gridDim.x) < tiles)
-      strip_load<C, R>(a, t + gridDim.x, tiles_x, lead, in_pitch, seg, vec,
-                       smem + ((i + 1) & 1) * buf_bytes);
-    async_commit();
-    async_wait<1>();  // tile t's copies are done; the next tile's may run on
-    __syncthreads();
-    strip_compute<C, R>(a, t, tiles_x, lead, in_pitch, seg, dst_aligned, wx, wy, cur);
-    __syncthreads();  // everyone is done with `cur` before it is refilled
-  }
-}
-
 struct StripShape {
-  int lead, in_pitch, seg, tiles_x, tiles, buf_bytes;
+  int lead, in_pitch, seg;
   size_t shared;
+  dim3 grid;
 };
 
 StripShape strip_shape(int C, int R, int width, int height) {
@@ -437,60 +385,26 @@ StripShape strip_shape(int C, int R, int width, int height) {
   s.in_pitch = span_pitch(-R * C, (tw + R) * C, &s.lead);
   // Tall tiles amortise the halo; shorter ones keep small frames spread over
   // the whole GPU.
-  s.tiles_x = (width + tw - 1) / tw;
-  int tiles_y = 0;
+  const unsigned gx = (width + tw - 1) / tw;
   for (s.seg = 16; s.seg > 2; s.seg /= 2) {
-    tiles_y = (height + kStripWarps * s.seg - 1) / (kStripWarps * s.seg);
-    if (s.tiles_x * tiles_y >= 1024)
+    const unsigned gy = (height + kStripWarps * s.seg - 1) / (kStripWarps * s.seg);
+    if (gx * gy >= 1024)
       break;
   }
-  tiles_y = (height + kStripWarps * s.seg - 1) / (kStripWarps * s.seg);
-  s.tiles = s.tiles_x * tiles_y;
+  s.grid = dim3(gx, (height + kStripWarps * s.seg - 1) / (kStripWarps * s.seg));
   // +16: window4 may read one word past a row's last needed byte.
-  s.buf_bytes = ((kStripWarps * s.seg + 2 * R) * s.in_pitch + 16 + 15) / 16 * 16;
-  s.shared = 2 * static_cast<size_t>(s.buf_bytes);
+  s.shared = static_cast<size_t>(kStripWarps * s.seg + 2 * R) * s.in_pitch + 16;
   return s;
-}
-
-// Blocks of `kernel` that the whole GPU holds at once with `shared` bytes of
-// dynamic shared memory each; cached, since the answer never changes.
-int resident_blocks(const void* kernel, size_t shared) {
-  static std::mutex m;
-  static std::map<std::tuple<int, const void*, size_t>, int> cache;
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess)
-    return 0;
-  std::lock_guard<std::mutex> lk(m);
-  const auto key = std::make_tuple(dev, kernel, shared);
-  auto it = cache.find(key);
-  if (it != cache.end())
-    return it->second;
-  int sms = 0, per_sm = 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared) !=
-          cudaSuccess)
-    return 0;
-  return cache[key] = sms * per_sm;
-}
-
-template <int C, int R>
-void launch_strip_cr(const StripShape& sh, cudaStream_t s, const PlaneArgs& a, int vec,
-                     int dst_aligned) {
-  auto kernel = gaussian_strip<C, R>;
-  const int resident = resident_blocks(reinterpret_cast<const void*>(kernel), sh.shared);
-  const int blocks = std::max(1, std::min(sh.tiles, resident > 0 ? resident : sh.tiles));
-  kernel<<<blocks, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned,
-                                             sh.tiles_x, sh.tiles, sh.buf_bytes);
 }
 
 template <int C>
 void launch_strip_c(int R, const StripShape& sh, cudaStream_t s, const PlaneArgs& a, int vec,
                     int dst_aligned) {
   switch (R) {
-    case 1: launch_strip_cr<C, 1>(sh, s, a, vec, dst_aligned); break;
-    case 2: launch_strip_cr<C, 2>(sh, s, a, vec, dst_aligned); break;
-    case 3: launch_strip_cr<C, 3>(sh, s, a, vec, dst_aligned); break;
-    default: launch_strip_cr<C, 4>(sh, s, a, vec, dst_aligned); break;
+    case 1: gaussian_strip<C, 1><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+    case 2: gaussian_strip<C, 2><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+    case 3: gaussian_strip<C, 3><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+    default: gaussian_strip<C, 4><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
   }
 }
 
