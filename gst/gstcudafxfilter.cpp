@@ -577,14 +577,32 @@ transform_cpu (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
   return s.is_ok ()? GST_FLOW_OK : flow_error (self, "processing failed", s);
 }
 
+/* A device image for `host`'s frames. It takes the host frame's row pitches
+ * when they keep rows 16-byte aligned, so that every copy between the two is
+ * one linear copy; else rows aligned to STAGING_ROW_ALIGN. Allocated on the
+ * first frame (and again only if a later frame needs more), never per frame. */
 static cudafx::Status
-ensure_staging (cudafx::DeviceBuffer & buf, const cudafx::ImageDesc & desc,
+ensure_staging (cudafx::DeviceBuffer & buf, const cudafx::ImageView & host,
     cudafx::ImageView * view)
 {
-  const size_t need = cudafx::packed_size (desc, STAGING_ROW_ALIGN);
-  if (buf.size () < need)
-    CUDAFX_TRY (buf.allocate (need));   /* once per caps, not per frame */
-  *view = cudafx::packed_view (desc, buf.bytes (), STAGING_ROW_ALIGN);
+  const cudafx::FormatInfo & fi = cudafx::format_info (host.desc.format);
+  cudafx::ImageView v;
+  v.desc = host.desc;
+  size_t offsets[cudafx::kMaxPlanes] = { 0, 0, 0 };
+  size_t total = 0;
+  for (int i = 0; i < fi.n_planes; i++) {
+    const cudafx::PlaneView p = host.plane (i);
+    v.pitch[i] = p.pitch % 16 == 0 ? p.pitch :
+        (p.row_bytes () + STAGING_ROW_ALIGN - 1) / STAGING_ROW_ALIGN * STAGING_ROW_ALIGN;
+    offsets[i] = total;
+    total += (v.pitch[i] * p.height + STAGING_ROW_ALIGN - 1) / STAGING_ROW_ALIGN *
+        STAGING_ROW_ALIGN;
+  }
+  if (buf.size () < total)
+    CUDAFX_TRY (buf.allocate (total));
+  for (int i = 0; i < fi.n_planes; i++)
+    v.data[i] = buf.bytes () + offsets[i];
+  *view = v;
   return cudafx::Status::ok ();
 }
 
@@ -621,13 +639,13 @@ transform_cuda (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
   cudafx::Status s;
   if (!in_dev) {
     cudafx::ImageView staged;
-    s = ensure_staging (st->staging_in, st->in_desc, &staged);
+    s = ensure_staging (st->staging_in, src, &staged);
     if (s.is_ok ())
       s = cudafx::copy_image_async (staged, src, stream);
     src = staged;
   }
   if (s.is_ok () && !out_dev)
-    s = ensure_staging (st->staging_out, st->out_desc, &dst);
+    s = ensure_staging (st->staging_out, host_out, &dst);
   if (s.is_ok ())
     s = klass->process (self, src, dst, stream);
   if (s.is_ok () && !out_dev)

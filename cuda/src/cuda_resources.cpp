@@ -180,8 +180,15 @@ Status copy_image_async(const ImageView& dst, const ImageView& src, StreamHandle
   const int n = format_info(src.desc.format).n_planes;
   for (int i = 0; i < n; i++) {
     const PlaneView s = src.plane(i), d = dst.plane(i);
-    CUDAFX_CUDA_TRY(cudaMemcpy2DAsync(d.data, d.pitch, s.data, s.pitch, s.row_bytes(), s.height,
-                                      cudaMemcpyDefault, stream));
+    if (s.pitch == d.pitch) {
+      // One linear copy, row padding included: a 2D copy of many short rows
+      // runs at about half the bus speed (measured on an H200).
+      const size_t bytes = (static_cast<size_t>(s.height) - 1) * s.pitch + s.row_bytes();
+      CUDAFX_CUDA_TRY(cudaMemcpyAsync(d.data, s.data, bytes, cudaMemcpyDefault, stream));
+    } else {
+      CUDAFX_CUDA_TRY(cudaMemcpy2DAsync(d.data, d.pitch, s.data, s.pitch, s.row_bytes(),
+                                        s.height, cudaMemcpyDefault, stream));
+    }
   }
   return Status::ok();
 }
