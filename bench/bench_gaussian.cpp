@@ -60,6 +60,7 @@ struct Options {
   std::string npp;
   bool quick = false;
   bool profile = false;  // only the 5x5 2160p kernel, for a profiler
+  bool profile_element = false;  // only the 2160p system-memory element run
 };
 
 double ms_since(Clock::time_point t0) {
@@ -463,6 +464,7 @@ int main(int argc, char** argv) {
     else if (a == "--npp" && i + 1 < argc) o.npp = argv[++i];
     else if (a == "--quick") o.quick = true;
     else if (a == "--profile-kernel") o.profile = true;
+    else if (a == "--profile-element") o.profile_element = true;
     else {
       fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--npp PATH] [--quick]\n", argv[0]);
       return 2;
@@ -475,6 +477,41 @@ int main(int argc, char** argv) {
     dev.gpu = cuda_use_device(0).is_ok();
     const KernelRow row = bench_kernel(o, dev, kResolutions[4], kKernels[1]);
     printf("5x5 2160p: %.4f ms\n", row.cuda);
+    return 0;
+  }
+  if (o.profile_element) {
+    const Resolution& r = kResolutions[4];
+    const std::string el = "cudagaussian backend=cuda sigma=1.1 kernel-size=5";
+    Feed f = system_feed(el, caps_for("RGBA", r.w, r.h, false), 4);
+    // How fast the feed's memory crosses the bus on its own.
+    if (cuda_use_device(0).is_ok()) {
+      GstMapInfo map;
+      gst_buffer_map(f.buffers[0], &map, GST_MAP_READ);
+      GstMemory* mem = gst_buffer_peek_memory(f.buffers[0], 0);
+      DeviceBuffer d;
+      CudaStream st;
+      CudaEvent a, b;
+      if (d.allocate(map.size).is_ok() && st.create().is_ok() && a.create().is_ok() &&
+          b.create().is_ok()) {
+        for (int dir = 0; dir < 2; dir++) {
+          (void)a.record(st.get());
+          for (int i = 0; i < 10; i++)
+            (void)(dir == 0 ? copy_bytes_async(d.get(), map.data, map.size, st.get())
+                            : copy_bytes_async(map.data, d.get(), map.size, st.get()));
+          (void)b.record(st.get());
+          (void)b.synchronize();
+          float ms = 0;
+          (void)b.elapsed_since(a, &ms);
+          printf("feed memory (%s) %s: %.1f GB/s\n", mem->allocator->mem_type,
+                 dir == 0 ? "H2D" : "D2H", 10 * map.size / (ms * 1e-3) / 1e9);
+        }
+      }
+      gst_buffer_unmap(f.buffers[0], &map);
+    }
+    std::string err;
+    printf("element 2160p system memory: %.1f frames/s %s\n", run_pipeline(el, f, 100, &err),
+           err.c_str());
+    release(f);
     return 0;
   }
   const DeviceFacts dev = measure_device();

@@ -544,8 +544,10 @@ gst_cuda_fx_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query
   else
     gst_query_add_allocation_pool (query, pool, size, min, max);
   gst_object_unref (pool);
-  return GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->decide_allocation
-      (trans, query);
+  /* No chaining up: GstBaseTransform's default would set the allocator of
+   * the query's allocation params (downstream's, or plain system memory) on
+   * the pool, replacing the pinned one. */
+  return TRUE;
 }
 
 /* ---- per frame ---- */
@@ -624,6 +626,7 @@ transform_cuda (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
   if (out_dev)
     out_flags = static_cast < GstMapFlags > (out_flags | GST_MAP_CUDA);
 #endif
+  const gint64 t0 = g_get_monotonic_time ();
   GstVideoFrame in, out;
   if (!gst_video_frame_map (&in, &st->in_info, inbuf, in_flags))
     return flow_error (self, "cannot map input", cudafx::Status::invalid ("map failed"));
@@ -652,11 +655,16 @@ transform_cuda (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
     s = cudafx::copy_image_async (host_out, dst, stream);
   /* The one synchronisation of this buffer: the input may be unmapped and the
    * output pushed only once the stream has finished with them. */
+  const gint64 t1 = g_get_monotonic_time ();
   const cudafx::Status sync = st->stream.synchronize ();
+  const gint64 t2 = g_get_monotonic_time ();
   if (s.is_ok ())
     s = sync;
   gst_video_frame_unmap (&out);
   gst_video_frame_unmap (&in);
+  GST_LOG_OBJECT (self, "frame: %" G_GINT64_FORMAT " us to queue, %" G_GINT64_FORMAT
+      " us to finish, %" G_GINT64_FORMAT " us to unmap (in %s, out %s)", t1 - t0, t2 - t1,
+      g_get_monotonic_time () - t2, in_dev ? "device" : "host", out_dev ? "device" : "host");
   return s.is_ok ()? GST_FLOW_OK : flow_error (self, "CUDA processing failed", s);
 }
 

@@ -233,6 +233,22 @@ TEST(Element, ProposesAllocation) {
   }
 }
 
+// With the CUDA backend, system-memory outputs come from pinned memory so the
+// device-to-host copy runs at full speed and asynchronously.
+TEST(Element, CudaBackendOutputsPinnedMemory) {
+  SKIP_WITHOUT_GPU();
+  const ImageDesc desc{PixelFormat::RGBA, 64, 48};
+  HostImage src(desc);
+  src.fill_random(41);
+  GstHarness* h = gaussian_harness(desc, "cuda", 1.0);
+  ASSERT_EQ(gst_harness_push(h, buffer_from_image(src)), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h);
+  ASSERT_NE(out, nullptr);
+  EXPECT_STREQ(gst_buffer_peek_memory(out, 0)->allocator->mem_type, "CudaFxPinnedMemory");
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
 // Frames that stay in CUDA memory, and every mix of memory types, against
 // the same filters on the CPU backend in system memory.
 struct Chain {
