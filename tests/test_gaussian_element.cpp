@@ -249,6 +249,34 @@ TEST(Element, CudaBackendOutputsPinnedMemory) {
   gst_harness_teardown(h);
 }
 
+// When downstream takes either memory, the output stays in the input's.
+TEST(Element, OutputKeepsTheInputsMemoryType) {
+  SKIP_WITHOUT_GPU();
+  if (!have_element("cudaupload"))
+    GTEST_SKIP() << "nvcodec's cudaupload is not available";
+  const ImageDesc desc{PixelFormat::NV12, 64, 48};
+  const std::string sys = caps_string(desc), cuda = caps_string(desc, true);
+  for (const bool in_cuda : {false, true}) {
+    GstHarness* h = gst_harness_new_parse(
+        in_cuda ? "cudaupload ! cudagaussian backend=cuda" : "cudagaussian backend=cuda");
+    gst_harness_set_src_caps_str(h, sys.c_str());
+    gst_harness_set_sink_caps_str(h, (cuda + ";" + sys).c_str());
+    HostImage src(desc);
+    src.fill_random(51);
+    ASSERT_EQ(gst_harness_push(h, buffer_from_image(src)), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    ASSERT_NE(out, nullptr);
+    GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+    ASSERT_NE(caps, nullptr);
+    const bool out_cuda = gst_caps_features_contains(gst_caps_get_features(caps, 0),
+                                                     "memory:CUDAMemory");
+    EXPECT_EQ(out_cuda, in_cuda) << gst_caps_to_string(caps);
+    gst_caps_unref(caps);
+    gst_buffer_unref(out);
+    gst_harness_teardown(h);
+  }
+}
+
 // Frames that stay in CUDA memory, and every mix of memory types, against
 // the same filters on the CPU backend in system memory.
 struct Chain {

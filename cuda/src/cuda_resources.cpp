@@ -77,62 +77,15 @@ Status CudaStream::synchronize() const {
   return Status::ok();
 }
 
-// -- DeviceBuffer --
-DeviceBuffer::~DeviceBuffer() { reset(); }
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  if (this != &o) {
-    reset();
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    size_ = std::exchange(o.size_, 0);
-  }
-  return *this;
-}
-Status DeviceBuffer::allocate(size_t bytes) {
-  if (bytes == size_ && ptr_)
-    return Status::ok();
-  reset();
-  if (bytes == 0)
-    return Status::ok();
-  CUDAFX_CUDA_TRY(cudaMalloc(&ptr_, bytes));
-  size_ = bytes;
+// -- memory sources --
+Status detail::DeviceMemory::allocate(size_t bytes, void** out) {
+  *out = nullptr;
+  CUDAFX_CUDA_TRY(cudaMalloc(out, bytes));
   return Status::ok();
 }
-void DeviceBuffer::reset() {
-  if (ptr_)
-    cudaFree(ptr_);
-  ptr_ = nullptr;
-  size_ = 0;
-}
-
-// -- PinnedBuffer --
-PinnedBuffer::~PinnedBuffer() { reset(); }
-PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
-  if (this != &o) {
-    reset();
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    size_ = std::exchange(o.size_, 0);
-  }
-  return *this;
-}
-Status PinnedBuffer::allocate(size_t bytes) {
-  if (bytes == size_ && ptr_)
-    return Status::ok();
-  reset();
-  if (bytes == 0)
-    return Status::ok();
-  CUDAFX_TRY(pinned_alloc(bytes, &ptr_));
-  size_ = bytes;
-  return Status::ok();
-}
-void PinnedBuffer::reset() {
-  pinned_free(ptr_);
-  ptr_ = nullptr;
-  size_ = 0;
-}
+void detail::DeviceMemory::release(void* ptr) { cudaFree(ptr); }
+Status detail::PinnedMemory::allocate(size_t bytes, void** out) { return pinned_alloc(bytes, out); }
+void detail::PinnedMemory::release(void* ptr) { pinned_free(ptr); }
 
 Status pinned_alloc(size_t bytes, void** out) {
   *out = nullptr;

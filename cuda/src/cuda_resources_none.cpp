@@ -24,17 +24,16 @@ Status CudaStream::create() { return no_cuda(); }
 void CudaStream::reset() {}
 Status CudaStream::synchronize() const { return no_cuda(); }
 
-DeviceBuffer::~DeviceBuffer() = default;
-DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept = default;
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept = default;
-Status DeviceBuffer::allocate(size_t bytes) { return bytes ? no_cuda() : Status::ok(); }
-void DeviceBuffer::reset() {}
-
-PinnedBuffer::~PinnedBuffer() = default;
-PinnedBuffer::PinnedBuffer(PinnedBuffer&&) noexcept = default;
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&&) noexcept = default;
-Status PinnedBuffer::allocate(size_t bytes) { return bytes ? no_cuda() : Status::ok(); }
-void PinnedBuffer::reset() {}
+Status detail::DeviceMemory::allocate(size_t, void** out) {
+  *out = nullptr;
+  return no_cuda();
+}
+void detail::DeviceMemory::release(void*) {}
+Status detail::PinnedMemory::allocate(size_t, void** out) {
+  *out = nullptr;
+  return no_cuda();
+}
+void detail::PinnedMemory::release(void*) {}
 
 Status pinned_alloc(size_t, void** out) {
   *out = nullptr;

@@ -56,41 +56,60 @@ class CudaStream {
   StreamHandle stream_ = nullptr;
 };
 
-// Device memory.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+namespace detail {
 
-  // Frees what it held, then allocates `bytes` (no-op when already that size).
-  Status allocate(size_t bytes);
-  void reset();
-  void* get() const { return ptr_; }
-  uint8_t* bytes() const { return static_cast<uint8_t*>(ptr_); }
-  size_t size() const { return size_; }
-
- private:
-  void* ptr_ = nullptr;
-  size_t size_ = 0;
+// Where an OwnedMemory's bytes come from.
+struct DeviceMemory {
+  static Status allocate(size_t bytes, void** out);
+  static void release(void* ptr);
 };
-
 // Page-locked host memory, portable across contexts, so copies from and to
 // it run at full bus speed and asynchronously.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  ~PinnedBuffer();
-  PinnedBuffer(PinnedBuffer&& o) noexcept;
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+struct PinnedMemory {
+  static Status allocate(size_t bytes, void** out);
+  static void release(void* ptr);
+};
 
-  Status allocate(size_t bytes);
-  void reset();
+// Owns one allocation of `Source`; move-only.
+template <class Source>
+class OwnedMemory {
+ public:
+  OwnedMemory() = default;
+  ~OwnedMemory() { reset(); }
+  OwnedMemory(OwnedMemory&& o) noexcept : ptr_(o.ptr_), size_(o.size_) {
+    o.ptr_ = nullptr;
+    o.size_ = 0;
+  }
+  OwnedMemory& operator=(OwnedMemory&& o) noexcept {
+    if (this != &o) {
+      reset();
+      ptr_ = o.ptr_;
+      size_ = o.size_;
+      o.ptr_ = nullptr;
+      o.size_ = 0;
+    }
+    return *this;
+  }
+  OwnedMemory(const OwnedMemory&) = delete;
+  OwnedMemory& operator=(const OwnedMemory&) = delete;
+
+  // Frees what it held, then allocates `bytes` (no-op when already that size).
+  Status allocate(size_t bytes) {
+    if (bytes == size_ && ptr_)
+      return Status::ok();
+    reset();
+    if (bytes == 0)
+      return Status::ok();
+    CUDAFX_TRY(Source::allocate(bytes, &ptr_));
+    size_ = bytes;
+    return Status::ok();
+  }
+  void reset() {
+    if (ptr_)
+      Source::release(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
   void* get() const { return ptr_; }
   uint8_t* bytes() const { return static_cast<uint8_t*>(ptr_); }
   size_t size() const { return size_; }
@@ -99,6 +118,11 @@ class PinnedBuffer {
   void* ptr_ = nullptr;
   size_t size_ = 0;
 };
+
+}  // namespace detail
+
+using DeviceBuffer = detail::OwnedMemory<detail::DeviceMemory>;
+using PinnedBuffer = detail::OwnedMemory<detail::PinnedMemory>;
 
 // For allocators that manage lifetimes themselves (the GStreamer pinned
 // allocator): raw page-locked allocation and release.
