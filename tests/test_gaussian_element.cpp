@@ -258,7 +258,9 @@ TEST(Element, OutputKeepsTheInputsMemoryType) {
   const std::string sys = caps_string(desc), cuda = caps_string(desc, true);
   for (const bool in_cuda : {false, true}) {
     GstHarness* h = gst_harness_new_parse(
-        in_cuda ? "cudaupload ! cudagaussian backend=cuda" : "cudagaussian backend=cuda");
+        in_cuda ? "cudaupload ! capsfilter caps=video/x-raw(memory:CUDAMemory) ! cudagaussian "
+                  "backend=cuda"
+                : "cudagaussian backend=cuda");
     gst_harness_set_src_caps_str(h, sys.c_str());
     gst_harness_set_sink_caps_str(h, (cuda + ";" + sys).c_str());
     HostImage src(desc);
