@@ -253,7 +253,8 @@ __global__ void __launch_bounds__(kThreads) gaussian_cols(const __grid_constant_
 // the plane's own radius have weight 0, which leaves sums bit-identical), so
 // the window lives in registers.
 constexpr int kStripMaxRadius = 4;
-constexpr int kStripWarps = kThreads / 32;
+constexpr int kStripWarps = 4;  // a block: 4 warps, each sliding down its own rows
+constexpr int kStripThreads = kStripWarps * 32;
 
 __host__ __device__ constexpr int strip_width(int C) { return C == 1 ? 128 : (C == 2 ? 64 : 32); }
 
@@ -304,7 +305,7 @@ __device__ __forceinline__ float4 strip_row(const uint8_t* row, int off, const f
 }
 
 template <int C, int R>
-__global__ void __launch_bounds__(kThreads) gaussian_strip(const __grid_constant__ PlaneArgs a,
+__global__ void __launch_bounds__(kStripThreads) gaussian_strip(const __grid_constant__ PlaneArgs a,
                                                           int lead, int in_pitch, int seg, int vec,
                                                           int dst_aligned) {
   extern __shared__ __align__(16) uint8_t smem[];
@@ -384,8 +385,9 @@ StripShape strip_shape(int C, int R, int width, int height) {
   const int tw = strip_width(C);
   s.in_pitch = span_pitch(-R * C, (tw + R) * C, &s.lead);
   // Taller tiles amortise the halo rows, more tiles keep the GPU evenly
-  // busy: 8 rows a warp measured best at 2160p on an H200 (16: +9% time,
-  // 4: +14%); small frames go shorter to spread over every SM.
+  // busy. Measured at 2160p on an H200 (5x5): 4 warps a block with 8 rows a
+  // warp is best; 16 rows +10% time, 4 rows +13%; 8 warps a block +4%,
+  // 2 warps +9%. Small frames go shorter to spread over every SM.
   const unsigned gx = (width + tw - 1) / tw;
   for (s.seg = 8; s.seg > 2; s.seg /= 2) {
     const unsigned gy = (height + kStripWarps * s.seg - 1) / (kStripWarps * s.seg);
@@ -402,10 +404,10 @@ template <int C>
 void launch_strip_c(int R, const StripShape& sh, cudaStream_t s, const PlaneArgs& a, int vec,
                     int dst_aligned) {
   switch (R) {
-    case 1: gaussian_strip<C, 1><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
-    case 2: gaussian_strip<C, 2><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
-    case 3: gaussian_strip<C, 3><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
-    default: gaussian_strip<C, 4><<<sh.grid, kThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+    case 1: gaussian_strip<C, 1><<<sh.grid, kStripThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+    case 2: gaussian_strip<C, 2><<<sh.grid, kStripThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+    case 3: gaussian_strip<C, 3><<<sh.grid, kStripThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
+    default: gaussian_strip<C, 4><<<sh.grid, kStripThreads, sh.shared, s>>>(a, sh.lead, sh.in_pitch, sh.seg, vec, dst_aligned); break;
   }
 }
 
