@@ -18,8 +18,8 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
+#include "cudafx/backend.hpp"
 #include "cudafx/cuda_resources.hpp"
-#include "cudafx/gaussian.hpp"
 #include "cudafx/image.hpp"
 #include "gstcudafxconfig.h"
 

@@ -31,6 +31,8 @@
 
 #include <memory>
 
+#include "cudafx/gaussian.hpp"
+
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_gaussian_debug);
 #define GST_CAT_DEFAULT gst_cuda_gaussian_debug
 

@@ -15,14 +15,13 @@
 #include <memory>
 #include <vector>
 
+#include "cudafx/backend.hpp"
 #include "cudafx/border.hpp"
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/image.hpp"
 #include "cudafx/status.hpp"
 
 namespace cudafx {
-
-enum class Backend { Cpu, Cuda };
 
 // Largest supported radius: 255 taps an axis.
 constexpr int kGaussianMaxRadius = 127;
