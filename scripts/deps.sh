@@ -9,7 +9,8 @@ pkgs=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-libav
-  libgtest-dev libopencv-core-dev libopencv-imgproc-dev libzstd-dev
+  libgtest-dev libopencv-core-dev libopencv-imgproc-dev libzstd-dev zlib1g-dev
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "host_image.hpp"
 
@@ -11,5 +12,9 @@ namespace testing_support {
 // Returns false with *error set when it cannot.
 bool load_image(const std::string& path, cudafx::PixelFormat format, HostImage* out,
                 std::string* error);
+
+// Decodes up to `max_frames` frames of a video file converted to `format`.
+bool load_video(const std::string& path, cudafx::PixelFormat format, int max_frames,
+                std::vector<HostImage>* out, std::string* error);
 
 }  // namespace testing_support

@@ -1,0 +1,156 @@
+// The closed-loop thresholded frame-delta codec: per-plane bytes, tiles of
+// kDeltaTileW bytes x kDeltaTileH rows.
+//
+// Semantics: the encoder keeps the decoder's reconstruction `ref`. For every
+// byte, if |cur - ref| > threshold the byte is sent (as the residual
+// (cur - ref) mod 256, which is never 0) and ref takes cur; otherwise the
+// residual is 0 and ref stays. So every reconstructed byte is within
+// `threshold` of its source, on every frame; threshold 0 is lossless.
+// A keyframe sends the frame itself and sets ref to it.
+//
+// The packet format is in docs/delta-format.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cudafx/image.hpp"
+#include "cudafx/status.hpp"
+
+namespace cudafx {
+
+constexpr int kDeltaTileW = 64;  // bytes
+constexpr int kDeltaTileH = 16;  // rows
+constexpr int kDeltaVersion = 1;
+constexpr size_t kDeltaHeaderSize = 48;
+
+struct DeltaPlaneLayout {
+  int row_bytes = 0, height = 0;
+  int tiles_x = 0, tiles_y = 0;
+  size_t bitmap_bytes() const { return (static_cast<size_t>(tiles_x) * tiles_y + 7) / 8; }
+};
+
+// Everything about a stream that the caps fix.
+struct DeltaLayout {
+  ImageDesc desc;
+  int n_planes = 0;
+  DeltaPlaneLayout planes[kMaxPlanes];
+  size_t frame_bytes = 0;   // all planes, rows tight
+  size_t bitmap_bytes = 0;  // all planes
+  // Largest raw (uncompressed) payload: a delta frame with every tile set.
+  size_t max_raw_bytes() const { return bitmap_bytes + frame_bytes; }
+};
+
+Status make_delta_layout(const ImageDesc& desc, DeltaLayout* out);
+
+// A 64-bit checksum of an image's pixels (row padding excluded): each 8-byte
+// word (zero-extended at row ends) mixed with its position and summed, so it
+// is order-sensitive and computes in parallel on either backend.
+uint64_t delta_checksum(const DeltaLayout& layout, const ImageView& img);
+
+// -- the closed loop, CPU --
+
+// Working memory of delta_encode_cpu, kept between frames.
+struct DeltaScratch {
+  std::vector<uint8_t> residual;  // frame_bytes: residuals, planes and rows tight
+  std::vector<uint8_t> changed;   // one flag a tile, all planes
+};
+
+// Encodes `cur` against `ref` (updated in place) into a raw payload.
+void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const ImageView& ref,
+                      int threshold, bool keyframe, DeltaScratch* scratch,
+                      std::vector<uint8_t>* raw, size_t* changed_bytes);
+// Applies a raw payload (already validated by read_delta_packet) to `ref`.
+void delta_apply_cpu(const DeltaLayout& layout, const uint8_t* raw, size_t size, bool keyframe,
+                     const ImageView& ref);
+
+// -- packets --
+
+enum class DeltaCompression { None = 0, Zstd = 1 };
+
+struct DeltaPacketInfo {
+  bool keyframe = false;
+  DeltaCompression compression = DeltaCompression::None;
+  uint32_t counter = 0;     // frame number in the stream, +1 a frame
+  uint8_t threshold = 0;
+  uint64_t recon_checksum = 0;  // delta_checksum of the reconstruction
+};
+
+// Header + (compressed) payload.
+Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info,
+                          const uint8_t* raw, size_t raw_size, int zstd_level,
+                          std::vector<uint8_t>* packet);
+// Validates every field against `layout` before use and returns the raw
+// payload in *raw (its size checked against the tile bitmap). Never reads
+// outside [data, data + size).
+Status read_delta_packet(const DeltaLayout& layout, const uint8_t* data, size_t size,
+                         DeltaPacketInfo* info, std::vector<uint8_t>* raw);
+
+// -- streams --
+
+struct DeltaEncodeSettings {
+  int threshold = 0;  // 0..255
+  bool force_keyframe = false;
+  DeltaCompression compression = DeltaCompression::Zstd;
+  int zstd_level = 3;
+};
+
+struct DeltaEncodeStats {
+  bool keyframe = false;
+  size_t changed_bytes = 0;  // bytes sent as residuals (delta frames)
+  size_t raw_bytes = 0, packet_bytes = 0;
+};
+
+// Keeps the reference and the frame counter of one stream (CPU backend).
+class DeltaEncoder {
+ public:
+  static Status create(const ImageDesc& desc, std::unique_ptr<DeltaEncoder>* out);
+  // Encodes one frame (host memory). The first frame is always a keyframe.
+  Status encode(const ImageView& cur, const DeltaEncodeSettings& settings,
+                std::vector<uint8_t>* packet, DeltaEncodeStats* stats = nullptr);
+  const DeltaLayout& layout() const { return layout_; }
+  const ImageView& reference() const { return ref_; }
+
+ private:
+  DeltaLayout layout_;
+  std::vector<uint8_t> ref_storage_;
+  ImageView ref_;
+  std::vector<uint8_t> raw_;
+  DeltaScratch scratch_;
+  uint32_t counter_ = 0;
+  bool have_ref_ = false;
+};
+
+enum class DeltaDecodeResult {
+  Frame,         // a reconstruction is ready
+  NeedKeyframe,  // out of sync (start, gap, earlier error): dropped until a keyframe
+  Corrupt,       // the packet failed validation or the checksum: dropped, out of sync
+};
+
+// The decoder's state machine: validates, detects gaps in the counter and
+// reconstruction mismatches, and resynchronises on the next keyframe.
+class DeltaDecoder {
+ public:
+  static Status create(const ImageDesc& desc, std::unique_ptr<DeltaDecoder>* out);
+  // `error` receives the reason for Corrupt or NeedKeyframe.
+  DeltaDecodeResult decode(const uint8_t* data, size_t size, std::string* error);
+  // Marks the stream discontinuous (lost packets): the next delta frame is
+  // not applied.
+  void discont() { synced_ = false; }
+  const ImageView& reconstruction() const { return ref_; }
+  const DeltaPacketInfo& last_info() const { return info_; }
+  const DeltaLayout& layout() const { return layout_; }
+
+ private:
+  DeltaLayout layout_;
+  std::vector<uint8_t> ref_storage_;
+  ImageView ref_;
+  std::vector<uint8_t> raw_;
+  DeltaPacketInfo info_;
+  uint32_t last_counter_ = 0;
+  bool synced_ = false;
+};
+
+}  // namespace cudafx

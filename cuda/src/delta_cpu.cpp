@@ -1,0 +1,209 @@
+// The delta codec's layout, checksum and closed loop on the CPU.
+#include <algorithm>
+#include <cstring>
+
+#include "cudafx/delta.hpp"
+#include "cudafx/parallel.hpp"
+
+namespace cudafx {
+
+Status make_delta_layout(const ImageDesc& desc, DeltaLayout* out) {
+  if (desc.width <= 0 || desc.height <= 0 || desc.width > 16384 || desc.height > 16384)
+    return Status::invalid("delta codec: frame size must be 1..16384 on each side, got " +
+                           std::to_string(desc.width) + "x" + std::to_string(desc.height));
+  const FormatInfo& fi = format_info(desc.format);
+  DeltaLayout l;
+  l.desc = desc;
+  l.n_planes = fi.n_planes;
+  for (int i = 0; i < fi.n_planes; i++) {
+    DeltaPlaneLayout& p = l.planes[i];
+    p.row_bytes = plane_width(fi, i, desc.width) * fi.planes[i].channels;
+    p.height = plane_height(fi, i, desc.height);
+    p.tiles_x = (p.row_bytes + kDeltaTileW - 1) / kDeltaTileW;
+    p.tiles_y = (p.height + kDeltaTileH - 1) / kDeltaTileH;
+    l.frame_bytes += static_cast<size_t>(p.row_bytes) * p.height;
+    l.bitmap_bytes += p.bitmap_bytes();
+  }
+  *out = l;
+  return Status::ok();
+}
+
+uint64_t delta_checksum(const DeltaLayout& layout, const ImageView& img) {
+  uint64_t sum = 0, pos = 0;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    const size_t words = (static_cast<size_t>(p.row_bytes) + 7) / 8;
+    for (int y = 0; y < p.height; y++) {
+      const uint8_t* row = img.data[i] + static_cast<size_t>(y) * img.pitch[i];
+      for (size_t w = 0; w < words; w++, pos++) {
+        uint64_t v = 0;
+        const size_t n = std::min<size_t>(8, p.row_bytes - w * 8);
+        std::memcpy(&v, row + w * 8, n);  // little-endian machines only (x86-64, arm64)
+        uint64_t m = (v ^ (pos * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+        sum += m ^ (m >> 31);
+      }
+    }
+  }
+  return sum;
+}
+
+namespace {
+
+// Offsets of each plane in a tight frame, and of its first tile flag.
+struct PlaneOffsets {
+  size_t frame[kMaxPlanes];
+  size_t tile[kMaxPlanes];
+};
+
+PlaneOffsets offsets_of(const DeltaLayout& l) {
+  PlaneOffsets o{};
+  size_t f = 0, t = 0;
+  for (int i = 0; i < l.n_planes; i++) {
+    o.frame[i] = f;
+    o.tile[i] = t;
+    f += static_cast<size_t>(l.planes[i].row_bytes) * l.planes[i].height;
+    t += static_cast<size_t>(l.planes[i].tiles_x) * l.planes[i].tiles_y;
+  }
+  return o;
+}
+
+// Calls fn(x0, bytes, y0, rows) for the tile (tx, ty) of plane p.
+template <class F>
+void tile_rect(const DeltaPlaneLayout& p, int tx, int ty, F fn) {
+  const int x0 = tx * kDeltaTileW, y0 = ty * kDeltaTileH;
+  fn(x0, std::min(kDeltaTileW, p.row_bytes - x0), y0, std::min(kDeltaTileH, p.height - y0));
+}
+
+}  // namespace
+
+void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const ImageView& ref,
+                      int threshold, bool keyframe, DeltaScratch* scratch,
+                      std::vector<uint8_t>* raw, size_t* changed_bytes) {
+  const PlaneOffsets off = offsets_of(layout);
+  raw->clear();
+  if (changed_bytes)
+    *changed_bytes = 0;
+  if (keyframe) {
+    raw->resize(layout.frame_bytes);
+    for (int i = 0; i < layout.n_planes; i++) {
+      const DeltaPlaneLayout& p = layout.planes[i];
+      for (int y = 0; y < p.height; y++) {
+        const uint8_t* src = cur.data[i] + static_cast<size_t>(y) * cur.pitch[i];
+        std::memcpy(raw->data() + off.frame[i] + static_cast<size_t>(y) * p.row_bytes, src,
+                    p.row_bytes);
+        std::memcpy(ref.data[i] + static_cast<size_t>(y) * ref.pitch[i], src, p.row_bytes);
+      }
+    }
+    return;
+  }
+  size_t n_tiles = 0;
+  for (int i = 0; i < layout.n_planes; i++)
+    n_tiles += static_cast<size_t>(layout.planes[i].tiles_x) * layout.planes[i].tiles_y;
+  scratch->residual.resize(layout.frame_bytes);
+  scratch->changed.assign(n_tiles, 0);
+
+  // Residuals and the reference update, one tile row of one plane a job.
+  struct Job {
+    int plane, ty;
+  };
+  std::vector<Job> jobs;
+  for (int i = 0; i < layout.n_planes; i++)
+    for (int ty = 0; ty < layout.planes[i].tiles_y; ty++)
+      jobs.push_back({i, ty});
+  const uint8_t t = static_cast<uint8_t>(threshold);
+  parallel_for(static_cast<int>(jobs.size()), [&](int j, int) {
+    const int i = jobs[j].plane, ty = jobs[j].ty;
+    const DeltaPlaneLayout& p = layout.planes[i];
+    uint8_t* flags = scratch->changed.data() + off.tile[i] + static_cast<size_t>(ty) * p.tiles_x;
+    const int y0 = ty * kDeltaTileH, y1 = std::min(p.height, y0 + kDeltaTileH);
+    for (int y = y0; y < y1; y++) {
+      const uint8_t* c = cur.data[i] + static_cast<size_t>(y) * cur.pitch[i];
+      uint8_t* r = ref.data[i] + static_cast<size_t>(y) * ref.pitch[i];
+      uint8_t* res = scratch->residual.data() + off.frame[i] + static_cast<size_t>(y) * p.row_bytes;
+      for (int tx = 0; tx < p.tiles_x; tx++) {
+        const int x0 = tx * kDeltaTileW, x1 = std::min(p.row_bytes, x0 + kDeltaTileW);
+        uint8_t any = 0;
+        for (int x = x0; x < x1; x++) {
+          const uint8_t a = c[x], b = r[x];
+          const uint8_t dist = a > b ? a - b : b - a;
+          const uint8_t send = dist > t;
+          res[x] = send ? static_cast<uint8_t>(a - b) : 0;
+          r[x] = send ? a : b;
+          any |= send;
+        }
+        flags[tx] |= any;
+      }
+    }
+  });
+
+  // Bitmaps, then the residual bytes of the changed tiles in raster order.
+  raw->assign(layout.bitmap_bytes, 0);
+  size_t bit_base = 0;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    const size_t n = static_cast<size_t>(p.tiles_x) * p.tiles_y;
+    for (size_t k = 0; k < n; k++)
+      if (scratch->changed[off.tile[i] + k])
+        (*raw)[bit_base + k / 8] |= static_cast<uint8_t>(1u << (k % 8));
+    bit_base += p.bitmap_bytes();
+  }
+  size_t changed = 0;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    for (int ty = 0; ty < p.tiles_y; ty++) {
+      for (int tx = 0; tx < p.tiles_x; tx++) {
+        if (!scratch->changed[off.tile[i] + static_cast<size_t>(ty) * p.tiles_x + tx])
+          continue;
+        tile_rect(p, tx, ty, [&](int x0, int bytes, int y0, int rows) {
+          for (int y = y0; y < y0 + rows; y++) {
+            const uint8_t* res =
+                scratch->residual.data() + off.frame[i] + static_cast<size_t>(y) * p.row_bytes + x0;
+            raw->insert(raw->end(), res, res + bytes);
+            for (int x = 0; x < bytes; x++)
+              changed += res[x] != 0;
+          }
+        });
+      }
+    }
+  }
+  if (changed_bytes)
+    *changed_bytes = changed;
+}
+
+void delta_apply_cpu(const DeltaLayout& layout, const uint8_t* raw, size_t, bool keyframe,
+                     const ImageView& ref) {
+  const PlaneOffsets off = offsets_of(layout);
+  if (keyframe) {
+    for (int i = 0; i < layout.n_planes; i++) {
+      const DeltaPlaneLayout& p = layout.planes[i];
+      for (int y = 0; y < p.height; y++)
+        std::memcpy(ref.data[i] + static_cast<size_t>(y) * ref.pitch[i],
+                    raw + off.frame[i] + static_cast<size_t>(y) * p.row_bytes, p.row_bytes);
+    }
+    return;
+  }
+  const uint8_t* bitmap = raw;
+  const uint8_t* tiles = raw + layout.bitmap_bytes;
+  size_t bit_base = 0;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    for (int ty = 0; ty < p.tiles_y; ty++) {
+      for (int tx = 0; tx < p.tiles_x; tx++) {
+        const size_t k = static_cast<size_t>(ty) * p.tiles_x + tx;
+        if (!(bitmap[bit_base + k / 8] & (1u << (k % 8))))
+          continue;
+        tile_rect(p, tx, ty, [&](int x0, int bytes, int y0, int rows) {
+          for (int y = y0; y < y0 + rows; y++) {
+            uint8_t* r = ref.data[i] + static_cast<size_t>(y) * ref.pitch[i] + x0;
+            for (int x = 0; x < bytes; x++)
+              r[x] = static_cast<uint8_t>(r[x] + tiles[x]);
+            tiles += bytes;
+          }
+        });
+      }
+    }
+    bit_base += p.bitmap_bytes();
+  }
+}
+
+}  // namespace cudafx

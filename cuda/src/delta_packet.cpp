@@ -1,0 +1,184 @@
+// Delta packets: header, checksums, zstd, and validation of everything a
+// decoder reads. The format is documented in docs/delta-format.md.
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "cudafx/delta.hpp"
+
+namespace cudafx {
+namespace {
+
+const uint8_t kMagic[4] = {'C', 'F', 'X', 'D'};
+constexpr uint8_t kFlagKey = 1u << 0;
+constexpr uint8_t kCompressionShift = 1, kCompressionMask = 3u << 1;
+constexpr uint8_t kKnownFlags = kFlagKey | kCompressionMask;
+
+void put16(uint8_t* p, uint32_t v) { p[0] = v & 0xff; p[1] = (v >> 8) & 0xff; }
+void put32(uint8_t* p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (v >> (8 * i)) & 0xff; }
+void put64(uint8_t* p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (v >> (8 * i)) & 0xff; }
+uint32_t get16(const uint8_t* p) { return p[0] | (p[1] << 8); }
+uint32_t get32(const uint8_t* p) {
+  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+uint64_t get64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+uint32_t crc(const uint8_t* p, size_t n) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  while (n > 0) {  // zlib takes uInt lengths
+    const uInt chunk = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    c = crc32(c, p, chunk);
+    p += chunk;
+    n -= chunk;
+  }
+  return static_cast<uint32_t>(c);
+}
+
+// One zstd context a thread, made once: no allocation per frame.
+struct ZstdContexts {
+  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> c{ZSTD_createCCtx(), ZSTD_freeCCtx};
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> d{ZSTD_createDCtx(), ZSTD_freeDCtx};
+};
+ZstdContexts& zstd() {
+  thread_local ZstdContexts ctx;
+  return ctx;
+}
+
+// Bytes that the set tiles of a delta payload's bitmaps add up to; false
+// when a padding bit is set.
+bool delta_tiles_size(const DeltaLayout& l, const uint8_t* bitmaps, size_t* out) {
+  size_t total = 0, base = 0;
+  for (int i = 0; i < l.n_planes; i++) {
+    const DeltaPlaneLayout& p = l.planes[i];
+    const size_t n = static_cast<size_t>(p.tiles_x) * p.tiles_y;
+    for (size_t k = n; k < p.bitmap_bytes() * 8; k++)
+      if (bitmaps[base + k / 8] & (1u << (k % 8)))
+        return false;
+    for (size_t k = 0; k < n; k++) {
+      if (!(bitmaps[base + k / 8] & (1u << (k % 8))))
+        continue;
+      const int tx = static_cast<int>(k % p.tiles_x), ty = static_cast<int>(k / p.tiles_x);
+      total += static_cast<size_t>(std::min(kDeltaTileW, p.row_bytes - tx * kDeltaTileW)) *
+               std::min(kDeltaTileH, p.height - ty * kDeltaTileH);
+    }
+    base += p.bitmap_bytes();
+  }
+  *out = total;
+  return true;
+}
+
+}  // namespace
+
+Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info,
+                          const uint8_t* raw, size_t raw_size, int zstd_level,
+                          std::vector<uint8_t>* packet) {
+  if (raw_size > layout.max_raw_bytes() || raw_size > 0xffffffffu)
+    return Status::invalid("delta packet: payload larger than the stream allows");
+  packet->resize(kDeltaHeaderSize);
+  size_t payload = raw_size;
+  if (info.compression == DeltaCompression::Zstd) {
+    packet->resize(kDeltaHeaderSize + ZSTD_compressBound(raw_size));
+    const size_t n = ZSTD_compressCCtx(zstd().c.get(), packet->data() + kDeltaHeaderSize,
+                                       packet->size() - kDeltaHeaderSize, raw, raw_size,
+                                       zstd_level);
+    if (ZSTD_isError(n))
+      return Status::error(StatusCode::Internal,
+                           std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+    payload = n;
+    packet->resize(kDeltaHeaderSize + n);
+  } else {
+    packet->insert(packet->end(), raw, raw + raw_size);
+  }
+  uint8_t* h = packet->data();
+  std::memcpy(h, kMagic, 4);
+  h[4] = kDeltaVersion;
+  h[5] = static_cast<uint8_t>((info.keyframe ? kFlagKey : 0) |
+                              (static_cast<uint8_t>(info.compression) << kCompressionShift));
+  h[6] = static_cast<uint8_t>(layout.desc.format);
+  h[7] = info.threshold;
+  put32(h + 8, layout.desc.width);
+  put32(h + 12, layout.desc.height);
+  put32(h + 16, info.counter);
+  put32(h + 20, static_cast<uint32_t>(raw_size));
+  put32(h + 24, static_cast<uint32_t>(payload));
+  put32(h + 28, crc(h + kDeltaHeaderSize, payload));
+  put64(h + 32, info.recon_checksum);
+  put16(h + 40, kDeltaTileW);
+  put16(h + 42, kDeltaTileH);
+  put32(h + 44, crc(h, 44));
+  return Status::ok();
+}
+
+Status read_delta_packet(const DeltaLayout& layout, const uint8_t* data, size_t size,
+                         DeltaPacketInfo* info, std::vector<uint8_t>* raw) {
+  auto bad = [](const std::string& why) { return Status::invalid("delta packet: " + why); };
+  if (!data || size < kDeltaHeaderSize)
+    return bad("truncated header (" + std::to_string(size) + " bytes)");
+  const uint8_t* h = data;
+  if (std::memcmp(h, kMagic, 4) != 0)
+    return bad("bad magic");
+  if (h[4] != kDeltaVersion)
+    return bad("unsupported version " + std::to_string(h[4]));
+  if (get32(h + 44) != crc(h, 44))
+    return bad("header checksum mismatch");
+  if (h[5] & ~kKnownFlags)
+    return bad("unknown flags");
+  const uint8_t comp = (h[5] & kCompressionMask) >> kCompressionShift;
+  if (comp > static_cast<uint8_t>(DeltaCompression::Zstd))
+    return bad("unknown compression " + std::to_string(comp));
+  if (h[6] != static_cast<uint8_t>(layout.desc.format) ||
+      get32(h + 8) != static_cast<uint32_t>(layout.desc.width) ||
+      get32(h + 12) != static_cast<uint32_t>(layout.desc.height))
+    return bad("format or size differs from the stream's caps");
+  if (get16(h + 40) != kDeltaTileW || get16(h + 42) != kDeltaTileH)
+    return bad("unsupported tile size");
+  const bool key = h[5] & kFlagKey;
+  const size_t raw_size = get32(h + 20), payload = get32(h + 24);
+  if (payload != size - kDeltaHeaderSize)
+    return bad("payload size " + std::to_string(payload) + " but " +
+               std::to_string(size - kDeltaHeaderSize) + " bytes follow the header");
+  if (key ? raw_size != layout.frame_bytes
+          : (raw_size < layout.bitmap_bytes || raw_size > layout.max_raw_bytes()))
+    return bad("raw size " + std::to_string(raw_size) + " impossible for these caps");
+  const uint8_t* p = data + kDeltaHeaderSize;
+  if (get32(h + 28) != crc(p, payload))
+    return bad("payload checksum mismatch");
+
+  raw->resize(raw_size);
+  if (comp == static_cast<uint8_t>(DeltaCompression::Zstd)) {
+    if (ZSTD_findFrameCompressedSize(p, payload) != payload)
+      return bad("zstd payload is not exactly one frame");
+    const unsigned long long content = ZSTD_getFrameContentSize(p, payload);
+    if (content != raw_size)
+      return bad("zstd frame size differs from the header");
+    const size_t n = ZSTD_decompressDCtx(zstd().d.get(), raw->data(), raw_size, p, payload);
+    if (ZSTD_isError(n) || n != raw_size)
+      return bad(std::string("zstd: ") + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short"));
+  } else {
+    if (payload != raw_size)
+      return bad("uncompressed payload size differs from the raw size");
+    std::memcpy(raw->data(), p, raw_size);
+  }
+  if (!key) {
+    size_t tiles = 0;
+    if (!delta_tiles_size(layout, raw->data(), &tiles))
+      return bad("tile bitmap has bits beyond the last tile");
+    if (layout.bitmap_bytes + tiles != raw_size)
+      return bad("tile bytes do not match the tile bitmap");
+  }
+  info->keyframe = key;
+  info->compression = static_cast<DeltaCompression>(comp);
+  info->threshold = h[7];
+  info->counter = get32(h + 16);
+  info->recon_checksum = get64(h + 32);
+  return Status::ok();
+}
+
+}  // namespace cudafx

@@ -1,0 +1,95 @@
+// Stream state of the delta codec: the encoder's reference and counter, the
+// decoder's synchronisation state machine.
+#include "cudafx/delta.hpp"
+
+namespace cudafx {
+
+namespace {
+Status make_reference(const ImageDesc& desc, std::vector<uint8_t>* storage, ImageView* view) {
+  storage->assign(packed_size(desc, 64) + 64, 0);
+  *view = packed_view(desc, storage->data(), 64);
+  return Status::ok();
+}
+}  // namespace
+
+Status DeltaEncoder::create(const ImageDesc& desc, std::unique_ptr<DeltaEncoder>* out) {
+  std::unique_ptr<DeltaEncoder> e(new DeltaEncoder());
+  CUDAFX_TRY(make_delta_layout(desc, &e->layout_));
+  CUDAFX_TRY(make_reference(desc, &e->ref_storage_, &e->ref_));
+  e->raw_.reserve(e->layout_.max_raw_bytes());
+  *out = std::move(e);
+  return Status::ok();
+}
+
+Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
+                            std::vector<uint8_t>* packet, DeltaEncodeStats* stats) {
+  CUDAFX_TRY(validate_view(cur, layout_.desc, "delta encoder input"));
+  if (s.threshold < 0 || s.threshold > 255)
+    return Status::invalid("delta encoder: threshold must be 0..255");
+  const bool key = s.force_keyframe || !have_ref_;
+  size_t changed = 0;
+  delta_encode_cpu(layout_, cur, ref_, s.threshold, key, &scratch_, &raw_, &changed);
+  DeltaPacketInfo info;
+  info.keyframe = key;
+  info.compression = s.compression;
+  info.counter = counter_;
+  info.threshold = static_cast<uint8_t>(s.threshold);
+  info.recon_checksum = delta_checksum(layout_, ref_);
+  CUDAFX_TRY(write_delta_packet(layout_, info, raw_.data(), raw_.size(), s.zstd_level, packet));
+  have_ref_ = true;
+  counter_++;
+  if (stats) {
+    stats->keyframe = key;
+    stats->changed_bytes = key ? layout_.frame_bytes : changed;
+    stats->raw_bytes = raw_.size();
+    stats->packet_bytes = packet->size();
+  }
+  return Status::ok();
+}
+
+Status DeltaDecoder::create(const ImageDesc& desc, std::unique_ptr<DeltaDecoder>* out) {
+  std::unique_ptr<DeltaDecoder> d(new DeltaDecoder());
+  CUDAFX_TRY(make_delta_layout(desc, &d->layout_));
+  CUDAFX_TRY(make_reference(desc, &d->ref_storage_, &d->ref_));
+  d->raw_.reserve(d->layout_.max_raw_bytes());
+  *out = std::move(d);
+  return Status::ok();
+}
+
+DeltaDecodeResult DeltaDecoder::decode(const uint8_t* data, size_t size, std::string* error) {
+  DeltaPacketInfo info;
+  const Status s = read_delta_packet(layout_, data, size, &info, &raw_);
+  if (!s.is_ok()) {
+    synced_ = false;
+    if (error)
+      *error = s.message();
+    return DeltaDecodeResult::Corrupt;
+  }
+  if (!info.keyframe) {
+    if (!synced_) {
+      if (error)
+        *error = "waiting for a keyframe";
+      return DeltaDecodeResult::NeedKeyframe;
+    }
+    if (info.counter != last_counter_ + 1) {
+      synced_ = false;
+      if (error)
+        *error = "frame counter jumped from " + std::to_string(last_counter_) + " to " +
+                 std::to_string(info.counter);
+      return DeltaDecodeResult::NeedKeyframe;
+    }
+  }
+  delta_apply_cpu(layout_, raw_.data(), raw_.size(), info.keyframe, ref_);
+  if (delta_checksum(layout_, ref_) != info.recon_checksum) {
+    synced_ = false;
+    if (error)
+      *error = "reconstruction checksum mismatch: decoder out of sync";
+    return DeltaDecodeResult::Corrupt;
+  }
+  synced_ = true;
+  last_counter_ = info.counter;
+  info_ = info;
+  return DeltaDecodeResult::Frame;
+}
+
+}  // namespace cudafx

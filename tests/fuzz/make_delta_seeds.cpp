@@ -1,0 +1,51 @@
+// Writes valid packet sequences (the fuzz target's input format) for the
+// caps that fuzz_delta_decoder.cpp decodes: the seed corpus.
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cudafx/delta.hpp"
+
+using namespace cudafx;
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s CORPUS_DIR\n", argv[0]);
+    return 2;
+  }
+  const ImageDesc caps[] = {
+      {PixelFormat::NV12, 66, 34}, {PixelFormat::RGBA, 64, 16}, {PixelFormat::GRAY8, 1, 1}};
+  std::mt19937 rng(1);
+  int file = 0;
+  for (const ImageDesc& desc : caps) {
+    for (DeltaCompression comp : {DeltaCompression::Zstd, DeltaCompression::None}) {
+      std::unique_ptr<DeltaEncoder> enc;
+      if (!DeltaEncoder::create(desc, &enc).is_ok())
+        return 1;
+      std::vector<uint8_t> frame(packed_size(desc));
+      for (auto& b : frame) b = static_cast<uint8_t>(rng());
+      std::vector<uint8_t> seq;
+      for (int n = 0; n < 4; n++) {
+        for (int k = 0; k < 20; k++) frame[rng() % frame.size()] = static_cast<uint8_t>(rng());
+        DeltaEncodeSettings s;
+        s.threshold = n;
+        s.compression = comp;
+        s.force_keyframe = n == 2;
+        std::vector<uint8_t> pkt;
+        if (!enc->encode(packed_view(desc, frame.data()), s, &pkt).is_ok())
+          return 1;
+        seq.push_back(pkt.size() & 0xff);
+        seq.push_back((pkt.size() >> 8) & 0xff);
+        seq.insert(seq.end(), pkt.begin(), pkt.end());
+      }
+      const std::string path = std::string(argv[1]) + "/seed" + std::to_string(file++);
+      FILE* f = fopen(path.c_str(), "wb");
+      if (!f || fwrite(seq.data(), 1, seq.size(), f) != seq.size())
+        return 1;
+      fclose(f);
+    }
+  }
+  return 0;
+}

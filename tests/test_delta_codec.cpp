@@ -1,0 +1,290 @@
+// The delta codec's closed loop, packets and decoder state machine (CPU):
+// the error bound on every frame, exact round trips at threshold 0, and
+// validation of damaged, truncated, reordered and lost packets.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <tuple>
+
+#include "cudafx/delta.hpp"
+#include "support/gst_image.hpp"
+#include "support/host_image.hpp"
+
+using namespace cudafx;
+using testing_support::HostImage;
+
+namespace {
+
+// A clip: noise on a gradient, then frames that change a little everywhere
+// (sensor noise) and a lot inside a moving rectangle (a person walking).
+std::vector<HostImage> make_clip(ImageDesc desc, int frames, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<HostImage> clip;
+  HostImage f0(desc, 5);
+  f0.fill_random(seed);
+  clip.push_back(std::move(f0));
+  const FormatInfo& fi = format_info(desc.format);
+  for (int n = 1; n < frames; n++) {
+    HostImage f(desc, 3);
+    f.copy_from(clip.back().view());
+    for (int i = 0; i < fi.n_planes; i++) {
+      const PlaneView p = f.view().plane(i);
+      const int bx = static_cast<int>((n * 7) % std::max<size_t>(1, p.row_bytes()));
+      for (int y = 0; y < p.height; y++) {
+        for (size_t x = 0; x < p.row_bytes(); x++) {
+          uint8_t& v = p.data[y * p.pitch + x];
+          if (rng() % 8 == 0)
+            v = static_cast<uint8_t>(v + static_cast<int>(rng() % 7) - 3);
+          const bool in_box = static_cast<int>(x) >= bx && static_cast<int>(x) < bx + 40 &&
+                              y >= n % std::max(1, p.height) && y < n % std::max(1, p.height) + 9;
+          if (in_box)
+            v = static_cast<uint8_t>(rng());
+        }
+      }
+    }
+    clip.push_back(std::move(f));
+  }
+  return clip;
+}
+
+struct Coded {
+  std::vector<std::vector<uint8_t>> packets;
+  std::vector<DeltaEncodeStats> stats;
+};
+
+Coded encode_clip(const std::vector<HostImage>& clip, int threshold, int key_every,
+                  DeltaCompression comp = DeltaCompression::Zstd) {
+  std::unique_ptr<DeltaEncoder> enc;
+  EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
+  Coded c;
+  for (size_t n = 0; n < clip.size(); n++) {
+    DeltaEncodeSettings s;
+    s.threshold = threshold;
+    s.compression = comp;
+    s.force_keyframe = key_every > 0 && n % key_every == 0;
+    std::vector<uint8_t> pkt;
+    DeltaEncodeStats st;
+    const Status status = enc->encode(clip[n].view(), s, &pkt, &st);
+    EXPECT_TRUE(status.is_ok()) << status.message();
+    c.packets.push_back(pkt);
+    c.stats.push_back(st);
+  }
+  return c;
+}
+
+const PixelFormat kFormats[] = {PixelFormat::RGBA, PixelFormat::BGRx, PixelFormat::RGB,
+                                PixelFormat::BGR, PixelFormat::GRAY8, PixelFormat::I420,
+                                PixelFormat::NV12, PixelFormat::ARGB, PixelFormat::Y444};
+
+}  // namespace
+
+class DeltaRoundTrip : public ::testing::TestWithParam<std::tuple<PixelFormat, int>> {};
+
+TEST_P(DeltaRoundTrip, ErrorWithinThresholdEveryFrame) {
+  const auto [format, threshold] = GetParam();
+  for (const auto& size : {std::pair<int, int>{173, 97}, {64, 16}, {1, 1}, {130, 33}}) {
+    const ImageDesc desc{format, size.first, size.second};
+    const auto clip = make_clip(desc, 12, 17 + threshold);
+    for (DeltaCompression comp : {DeltaCompression::Zstd, DeltaCompression::None}) {
+      const Coded coded = encode_clip(clip, threshold, 0, comp);
+      std::unique_ptr<DeltaDecoder> dec;
+      ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+      for (size_t n = 0; n < clip.size(); n++) {
+        std::string err;
+        ASSERT_EQ(dec->decode(coded.packets[n].data(), coded.packets[n].size(), &err),
+                  DeltaDecodeResult::Frame)
+            << "frame " << n << ": " << err;
+        const int diff = testing_support::max_abs_diff(dec->reconstruction(), clip[n].view());
+        EXPECT_LE(diff, threshold) << "frame " << n;
+        if (threshold == 0) {
+          EXPECT_TRUE(testing_support::bytes_equal(dec->reconstruction(), clip[n].view()));
+        }
+        EXPECT_EQ(coded.stats[n].keyframe, n == 0);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FormatsAndThresholds, DeltaRoundTrip,
+                         ::testing::Combine(::testing::ValuesIn(kFormats),
+                                            ::testing::Values(0, 4, 10, 20)),
+                         [](const auto& info) {
+                           return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+TEST(DeltaCodec, UnchangedFramesCostOnlyTheBitmap) {
+  const ImageDesc desc{PixelFormat::NV12, 640, 480};
+  HostImage f(desc);
+  f.fill_random(3);
+  std::unique_ptr<DeltaEncoder> enc;
+  ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
+  std::vector<uint8_t> pkt;
+  DeltaEncodeStats st;
+  ASSERT_TRUE(enc->encode(f.view(), {}, &pkt, &st).is_ok());
+  ASSERT_TRUE(enc->encode(f.view(), {}, &pkt, &st).is_ok());
+  EXPECT_FALSE(st.keyframe);
+  EXPECT_EQ(st.changed_bytes, 0u);
+  EXPECT_EQ(st.raw_bytes, enc->layout().bitmap_bytes);
+  EXPECT_LT(pkt.size(), 100u);
+}
+
+TEST(DeltaCodec, KeyframeOnDemandResynchronises) {
+  const ImageDesc desc{PixelFormat::RGBA, 96, 40};
+  const auto clip = make_clip(desc, 10, 5);
+  const Coded coded = encode_clip(clip, 4, 4);
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+  std::string err;
+  // Joining late: deltas are refused until the keyframe at frame 4.
+  for (size_t n = 1; n < 4; n++)
+    EXPECT_EQ(dec->decode(coded.packets[n].data(), coded.packets[n].size(), &err),
+              DeltaDecodeResult::NeedKeyframe);
+  EXPECT_EQ(err, "waiting for a keyframe");
+  for (size_t n = 4; n < clip.size(); n++) {
+    ASSERT_EQ(dec->decode(coded.packets[n].data(), coded.packets[n].size(), &err),
+              DeltaDecodeResult::Frame)
+        << err;
+    EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[n].view()), 4);
+  }
+}
+
+TEST(DeltaCodec, LostPacketStopsDeltasUntilKeyframe) {
+  const ImageDesc desc{PixelFormat::I420, 80, 48};
+  const auto clip = make_clip(desc, 12, 9);
+  const Coded coded = encode_clip(clip, 0, 8);
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+  std::string err;
+  for (size_t n = 0; n < 3; n++)
+    ASSERT_EQ(dec->decode(coded.packets[n].data(), coded.packets[n].size(), &err),
+              DeltaDecodeResult::Frame);
+  // Packet 3 is lost.
+  EXPECT_EQ(dec->decode(coded.packets[4].data(), coded.packets[4].size(), &err),
+            DeltaDecodeResult::NeedKeyframe);
+  EXPECT_EQ(err, "frame counter jumped from 2 to 4");
+  for (size_t n = 5; n < 8; n++)
+    EXPECT_EQ(dec->decode(coded.packets[n].data(), coded.packets[n].size(), &err),
+              DeltaDecodeResult::NeedKeyframe);
+  for (size_t n = 8; n < clip.size(); n++) {
+    ASSERT_EQ(dec->decode(coded.packets[n].data(), coded.packets[n].size(), &err),
+              DeltaDecodeResult::Frame);
+    EXPECT_TRUE(testing_support::bytes_equal(dec->reconstruction(), clip[n].view()));
+  }
+}
+
+TEST(DeltaCodec, DamagedPacketsAreRejectedWithReasons) {
+  const ImageDesc desc{PixelFormat::RGB, 70, 35};
+  const auto clip = make_clip(desc, 3, 11);
+  const Coded coded = encode_clip(clip, 0, 0);
+  auto decode_first_then = [&](std::vector<uint8_t> pkt) {
+    std::unique_ptr<DeltaDecoder> dec;
+    EXPECT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+    std::string err;
+    EXPECT_EQ(dec->decode(coded.packets[0].data(), coded.packets[0].size(), &err),
+              DeltaDecodeResult::Frame);
+    err.clear();
+    EXPECT_EQ(dec->decode(pkt.data(), pkt.size(), &err), DeltaDecodeResult::Corrupt);
+    // Out of sync afterwards: the next delta is refused.
+    std::string err2;
+    EXPECT_EQ(dec->decode(coded.packets[2].data(), coded.packets[2].size(), &err2),
+              DeltaDecodeResult::NeedKeyframe);
+    return err;
+  };
+  std::vector<uint8_t> p = coded.packets[1];
+  EXPECT_EQ(decode_first_then({p.begin(), p.begin() + 20}),
+            "delta packet: truncated header (20 bytes)");
+  std::vector<uint8_t> q = p;
+  q[0] = 'X';
+  EXPECT_EQ(decode_first_then(q), "delta packet: bad magic");
+  q = p;
+  q[4] = 2;
+  EXPECT_EQ(decode_first_then(q), "delta packet: unsupported version 2");
+  q = p;
+  q[10] ^= 1;
+  EXPECT_EQ(decode_first_then(q), "delta packet: header checksum mismatch");
+  q = p;
+  q.back() ^= 0x40;
+  EXPECT_EQ(decode_first_then(q), "delta packet: payload checksum mismatch");
+  q = p;
+  q.pop_back();
+  EXPECT_EQ(decode_first_then(q).rfind("delta packet: payload size", 0), 0u);
+  q = p;
+  q.push_back(0);
+  EXPECT_EQ(decode_first_then(q).rfind("delta packet: payload size", 0), 0u);
+}
+
+TEST(DeltaCodec, StreamOfAnotherFormatIsRejected) {
+  const auto clip = make_clip({PixelFormat::RGBA, 32, 32}, 1, 1);
+  const Coded coded = encode_clip(clip, 0, 0);
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaDecoder::create({PixelFormat::BGRA, 32, 32}, &dec).is_ok());
+  std::string err;
+  EXPECT_EQ(dec->decode(coded.packets[0].data(), coded.packets[0].size(), &err),
+            DeltaDecodeResult::Corrupt);
+  EXPECT_EQ(err, "delta packet: format or size differs from the stream's caps");
+}
+
+// Random bytes, and valid packets with random damage: never a crash, never a
+// frame whose checksum does not hold.
+TEST(DeltaCodec, SurvivesRandomDamage) {
+  const ImageDesc desc{PixelFormat::NV12, 66, 34};
+  const auto clip = make_clip(desc, 6, 21);
+  const Coded coded = encode_clip(clip, 2, 3);
+  std::mt19937 rng(99);
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+  int frames = 0;
+  for (int iter = 0; iter < 3000; iter++) {
+    std::vector<uint8_t> pkt = coded.packets[rng() % coded.packets.size()];
+    switch (rng() % 4) {
+      case 0:
+        for (int k = 0; k < 1 + static_cast<int>(rng() % 4); k++)
+          pkt[rng() % pkt.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+        break;
+      case 1:
+        pkt.resize(rng() % pkt.size());
+        break;
+      case 2:
+        pkt.assign(rng() % 200, 0);
+        for (auto& b : pkt) b = static_cast<uint8_t>(rng());
+        break;
+      default:
+        break;  // intact, possibly out of order
+    }
+    std::string err;
+    if (dec->decode(pkt.data(), pkt.size(), &err) == DeltaDecodeResult::Frame) {
+      frames++;
+      EXPECT_EQ(delta_checksum(dec->layout(), dec->reconstruction()),
+                dec->last_info().recon_checksum);
+    }
+  }
+  EXPECT_GT(frames, 0);
+}
+
+// Real footage: a static surveillance camera (../shared/testdata/vtest.avi).
+TEST(DeltaCodec, RealFootageStaysWithinThreshold) {
+  std::vector<HostImage> clip;
+  std::string err;
+  if (!testing_support::load_video(testing_support::testdata_dir() + "/vtest.avi",
+                                   PixelFormat::I420, 40, &clip, &err))
+    GTEST_SKIP() << err << " (needs gstreamer1.0-libav for avdec_msmpeg4)";
+  for (int threshold : {0, 10}) {
+    const Coded coded = encode_clip(clip, threshold, 0);
+    std::unique_ptr<DeltaDecoder> dec;
+    ASSERT_TRUE(DeltaDecoder::create(clip[0].desc(), &dec).is_ok());
+    size_t bytes = 0;
+    for (size_t n = 0; n < clip.size(); n++) {
+      ASSERT_EQ(dec->decode(coded.packets[n].data(), coded.packets[n].size(), &err),
+                DeltaDecodeResult::Frame)
+          << err;
+      EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[n].view()), threshold);
+      bytes += coded.packets[n].size();
+    }
+    const double raw = static_cast<double>(dec->layout().frame_bytes) * clip.size();
+    // Information for the reader; the benchmark measures the whole clip.
+    std::printf("vtest.avi, %zu frames, T=%d: %.1fx smaller than raw I420\n", clip.size(),
+                threshold, raw / bytes);
+    EXPECT_GT(raw / bytes, threshold == 0 ? 2.0 : 5.0);
+  }
+}
