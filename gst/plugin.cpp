@@ -2,6 +2,8 @@
 #include <gst/gst.h>
 
 #include "gstcudafxconfig.h"
+#include "gstcudadeltadec.h"
+#include "gstcudadeltaenc.h"
 #include "gstcudagaussian.h"
 #if HAVE_GSTCUDA
 #include <gst/cuda/gstcudamemory.h>
@@ -17,6 +19,8 @@ plugin_init (GstPlugin * plugin)
   gst_cuda_memory_init_once ();
 #endif
   ok |= GST_ELEMENT_REGISTER (cudagaussian, plugin);
+  ok |= GST_ELEMENT_REGISTER (cudadeltaenc, plugin);
+  ok |= GST_ELEMENT_REGISTER (cudadeltadec, plugin);
   return ok;
 }
 

@@ -1,0 +1,370 @@
+/**
+ * SECTION:element-cudadeltaenc
+ * @title: cudadeltaenc
+ *
+ * Encodes video as a closed-loop thresholded frame delta: a keyframe, then
+ * per frame only the bytes that changed by more than #GstCudaDeltaEnc:threshold
+ * since what the decoder last reconstructed, grouped in 64-byte x 16-row
+ * tiles and compressed with zstd. The encoder keeps the decoder's
+ * reconstruction as its reference, so every decoded byte stays within the
+ * threshold of its source on every frame; threshold 0 is lossless. Streams
+ * over RTP with rtpgstpay; cudadeltadec decodes. The format is documented in
+ * docs/delta-format.md.
+ *
+ * With #GstCudaDeltaEnc:post-stats, every frame posts an element message
+ * "cudadeltaenc-stats" with the fields frame (guint64), keyframe (gboolean),
+ * changed-fraction (gdouble), payload-bytes (guint) and bitrate (gdouble,
+ * bits/s over the last second).
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 videotestsrc is-live=true ! video/x-raw,format=I420,width=640,height=480 ! cudadeltaenc threshold=10 key-int-max=60 ! rtpgstpay config-interval=1 ! udpsink host=127.0.0.1 port=5004
+ * ]| Sends a test stream over RTP/UDP.
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=100 ! cudadeltaenc threshold=0 ! cudadeltadec ! videoconvert ! autovideosink
+ * ]| A lossless round trip in one pipeline.
+ */
+#include "gstcudadeltaenc.h"
+
+#include <memory>
+#include <vector>
+
+#include "cudafx/delta.hpp"
+#include "gstcudadeltacaps.h"
+#include "gstcudafxfilter.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_delta_enc_debug);
+#define GST_CAT_DEFAULT gst_cuda_delta_enc_debug
+
+enum
+{
+  PROP_0,
+  PROP_THRESHOLD,
+  PROP_KEY_INT_MAX,
+  PROP_COMPRESSION,
+  PROP_ZSTD_LEVEL,
+  PROP_POST_STATS,
+};
+
+#define DEFAULT_THRESHOLD 4
+#define DEFAULT_KEY_INT_MAX 0
+#define DEFAULT_COMPRESSION GST_CUDA_DELTA_COMPRESSION_ZSTD
+#define DEFAULT_ZSTD_LEVEL 3
+#define DEFAULT_POST_STATS TRUE
+
+struct GstCudaDeltaEncState
+{
+  /* properties, under the object lock */
+  guint threshold = DEFAULT_THRESHOLD;
+  guint key_int_max = DEFAULT_KEY_INT_MAX;
+  GstCudaDeltaCompression compression = DEFAULT_COMPRESSION;
+  gint zstd_level = DEFAULT_ZSTD_LEVEL;
+  gboolean post_stats = DEFAULT_POST_STATS;
+
+  /* streaming thread */
+  std::unique_ptr < cudafx::DeltaEncoder > encoder;
+  GstVideoCodecState *input = nullptr;
+  std::vector < uint8_t > packet;
+  guint64 frames = 0;
+  guint since_key = 0;
+  /* running bitrate: bytes of the frames within the last second */
+  std::vector < std::pair < GstClockTime, guint >> window;
+  guint64 window_bytes = 0;
+};
+
+struct _GstCudaDeltaEnc
+{
+  GstVideoEncoder parent;
+  GstCudaDeltaEncState *state;
+};
+
+G_DEFINE_TYPE (GstCudaDeltaEnc, gst_cuda_delta_enc, GST_TYPE_VIDEO_ENCODER);
+GST_ELEMENT_REGISTER_DEFINE (cudadeltaenc, "cudadeltaenc", GST_RANK_NONE,
+    GST_TYPE_CUDA_DELTA_ENC);
+
+static GType
+gst_cuda_delta_compression_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_DELTA_COMPRESSION_NONE, "No entropy stage", "none"},
+    {GST_CUDA_DELTA_COMPRESSION_ZSTD, "zstd", "zstd"},
+    {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaDeltaCompression", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (GST_CUDA_DELTA_FORMATS)));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_CUDA_DELTA_CAPS));
+
+static gboolean
+gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * state)
+{
+  GstCudaDeltaEnc *self = GST_CUDA_DELTA_ENC (encoder);
+  GstCudaDeltaEncState *st = self->state;
+  cudafx::ImageDesc desc;
+  if (!gst_cuda_fx_desc_from_info (&state->info, &desc)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("Unsupported format"), (nullptr));
+    return FALSE;
+  }
+  /* A new encoder: its first frame is a keyframe, as a caps change needs. */
+  const cudafx::Status s = cudafx::DeltaEncoder::create (desc, &st->encoder);
+  if (!s.is_ok ()) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("%s", s.message ().c_str ()), (nullptr));
+    return FALSE;
+  }
+  if (st->input)
+    gst_video_codec_state_unref (st->input);
+  st->input = gst_video_codec_state_ref (state);
+  st->since_key = 0;
+
+  GstCaps *caps = gst_caps_new_simple (GST_CUDA_DELTA_MEDIA_TYPE,
+      "version", G_TYPE_INT, 1,
+      "format", G_TYPE_STRING, gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&state->info)),
+      "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH (&state->info),
+      "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT (&state->info),
+      "framerate", GST_TYPE_FRACTION, GST_VIDEO_INFO_FPS_N (&state->info),
+      GST_VIDEO_INFO_FPS_D (&state->info), nullptr);
+  GstVideoCodecState *out = gst_video_encoder_set_output_state (encoder, caps, state);
+  gst_video_codec_state_unref (out);
+
+  /* Encoding is per frame, no reordering: at most one frame of latency. */
+  GstClockTime frame_dur = GST_CLOCK_TIME_NONE;
+  if (GST_VIDEO_INFO_FPS_N (&state->info) > 0)
+    frame_dur = gst_util_uint64_scale (GST_SECOND, GST_VIDEO_INFO_FPS_D (&state->info),
+        GST_VIDEO_INFO_FPS_N (&state->info));
+  gst_video_encoder_set_latency (encoder, 0, frame_dur);
+  return gst_video_encoder_negotiate (encoder);
+}
+
+static void
+post_stats (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
+    const cudafx::DeltaEncodeStats & stats)
+{
+  GstCudaDeltaEncState *st = self->state;
+  const GstClockTime ts = frame->pts;
+  st->window.emplace_back (ts, static_cast < guint > (stats.packet_bytes));
+  st->window_bytes += stats.packet_bytes;
+  double seconds = 1.0;
+  if (GST_CLOCK_TIME_IS_VALID (ts)) {
+    while (st->window.size () > 1 && GST_CLOCK_TIME_IS_VALID (st->window.front ().first) &&
+        ts - st->window.front ().first >= GST_SECOND) {
+      st->window_bytes -= st->window.front ().second;
+      st->window.erase (st->window.begin ());
+    }
+  } else if (st->window.size () > 30) {
+    st->window_bytes -= st->window.front ().second;
+    st->window.erase (st->window.begin ());
+  }
+  const double frame_bytes = static_cast < double >(st->encoder->layout ().frame_bytes);
+  GstStructure *s = gst_structure_new ("cudadeltaenc-stats",
+      "frame", G_TYPE_UINT64, st->frames,
+      "keyframe", G_TYPE_BOOLEAN, stats.keyframe,
+      "changed-fraction", G_TYPE_DOUBLE, stats.changed_bytes / frame_bytes,
+      "payload-bytes", G_TYPE_UINT, static_cast < guint > (stats.packet_bytes),
+      "bitrate", G_TYPE_DOUBLE, 8.0 * st->window_bytes / seconds, nullptr);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), s));
+}
+
+static GstFlowReturn
+gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame * frame)
+{
+  GstCudaDeltaEnc *self = GST_CUDA_DELTA_ENC (encoder);
+  GstCudaDeltaEncState *st = self->state;
+  if (!st->encoder) {
+    gst_video_encoder_finish_frame (encoder, frame);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+
+  GST_OBJECT_LOCK (self);
+  cudafx::DeltaEncodeSettings settings;
+  settings.threshold = static_cast < int >(st->threshold);
+  settings.compression = st->compression == GST_CUDA_DELTA_COMPRESSION_ZSTD ?
+      cudafx::DeltaCompression::Zstd : cudafx::DeltaCompression::None;
+  settings.zstd_level = st->zstd_level;
+  const guint key_int_max = st->key_int_max;
+  const gboolean want_stats = st->post_stats;
+  GST_OBJECT_UNLOCK (self);
+  settings.force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME (frame) ||
+      (key_int_max > 0 && st->since_key >= key_int_max);
+
+  GstVideoFrame vframe;
+  if (!gst_video_frame_map (&vframe, &st->input->info, frame->input_buffer, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("Cannot map the input frame"), (nullptr));
+    gst_video_encoder_finish_frame (encoder, frame);
+    return GST_FLOW_ERROR;
+  }
+  cudafx::ImageView view;
+  gst_cuda_fx_desc_from_info (&st->input->info, &view.desc);
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES (&vframe); i++) {
+    view.data[i] = static_cast < uint8_t * >(GST_VIDEO_FRAME_PLANE_DATA (&vframe, i));
+    view.pitch[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, i);
+  }
+  cudafx::DeltaEncodeStats stats;
+  const cudafx::Status s = st->encoder->encode (view, settings, &st->packet, &stats);
+  gst_video_frame_unmap (&vframe);
+  if (!s.is_ok ()) {
+    GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("%s", s.message ().c_str ()), (nullptr));
+    gst_video_encoder_finish_frame (encoder, frame);
+    return GST_FLOW_ERROR;
+  }
+
+  frame->output_buffer = gst_video_encoder_allocate_output_buffer (encoder, st->packet.size ());
+  gst_buffer_fill (frame->output_buffer, 0, st->packet.data (), st->packet.size ());
+  if (stats.keyframe) {
+    GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
+    st->since_key = 1;
+  } else {
+    GST_VIDEO_CODEC_FRAME_UNSET_SYNC_POINT (frame);
+    st->since_key++;
+  }
+  if (want_stats)
+    post_stats (self, frame, stats);
+  st->frames++;
+  return gst_video_encoder_finish_frame (encoder, frame);
+}
+
+static gboolean
+gst_cuda_delta_enc_stop (GstVideoEncoder * encoder)
+{
+  GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (encoder)->state;
+  st->encoder.reset ();
+  if (st->input)
+    gst_video_codec_state_unref (st->input);
+  st->input = nullptr;
+  st->frames = 0;
+  st->window.clear ();
+  st->window_bytes = 0;
+  return TRUE;
+}
+
+static void
+gst_cuda_delta_enc_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (object)->state;
+  GST_OBJECT_LOCK (object);
+  switch (prop_id) {
+    case PROP_THRESHOLD:
+      st->threshold = g_value_get_uint (value);
+      break;
+    case PROP_KEY_INT_MAX:
+      st->key_int_max = g_value_get_uint (value);
+      break;
+    case PROP_COMPRESSION:
+      st->compression = static_cast < GstCudaDeltaCompression > (g_value_get_enum (value));
+      break;
+    case PROP_ZSTD_LEVEL:
+      st->zstd_level = g_value_get_int (value);
+      break;
+    case PROP_POST_STATS:
+      st->post_stats = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (object);
+}
+
+static void
+gst_cuda_delta_enc_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (object)->state;
+  GST_OBJECT_LOCK (object);
+  switch (prop_id) {
+    case PROP_THRESHOLD:
+      g_value_set_uint (value, st->threshold);
+      break;
+    case PROP_KEY_INT_MAX:
+      g_value_set_uint (value, st->key_int_max);
+      break;
+    case PROP_COMPRESSION:
+      g_value_set_enum (value, st->compression);
+      break;
+    case PROP_ZSTD_LEVEL:
+      g_value_set_int (value, st->zstd_level);
+      break;
+    case PROP_POST_STATS:
+      g_value_set_boolean (value, st->post_stats);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (object);
+}
+
+static void
+gst_cuda_delta_enc_finalize (GObject * object)
+{
+  GstCudaDeltaEnc *self = GST_CUDA_DELTA_ENC (object);
+  delete self->state;
+  self->state = nullptr;
+  G_OBJECT_CLASS (gst_cuda_delta_enc_parent_class)->finalize (object);
+}
+
+static void
+gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstVideoEncoderClass *enc_class = GST_VIDEO_ENCODER_CLASS (klass);
+  const GParamFlags playing = static_cast < GParamFlags > (G_PARAM_READWRITE |
+      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  gobject_class->set_property = gst_cuda_delta_enc_set_property;
+  gobject_class->get_property = gst_cuda_delta_enc_get_property;
+  gobject_class->finalize = gst_cuda_delta_enc_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_THRESHOLD,
+      g_param_spec_uint ("threshold", "Threshold",
+          "A byte is sent when it differs from the decoder's copy by more than "
+          "this; every decoded byte stays within it of its source (0: lossless)",
+          0, 255, DEFAULT_THRESHOLD, playing));
+  g_object_class_install_property (gobject_class, PROP_KEY_INT_MAX,
+      g_param_spec_uint ("key-int-max", "Maximum keyframe interval",
+          "A keyframe at least every this many frames (0: only the first, on "
+          "request and on caps changes)", 0, G_MAXINT, DEFAULT_KEY_INT_MAX, playing));
+  g_object_class_install_property (gobject_class, PROP_COMPRESSION,
+      g_param_spec_enum ("compression", "Compression",
+          "Entropy stage applied to each packet's payload",
+          gst_cuda_delta_compression_get_type (), DEFAULT_COMPRESSION, playing));
+  g_object_class_install_property (gobject_class, PROP_ZSTD_LEVEL,
+      g_param_spec_int ("zstd-level", "zstd level",
+          "zstd compression level (higher: smaller and slower)", 1, 19,
+          DEFAULT_ZSTD_LEVEL, playing));
+  g_object_class_install_property (gobject_class, PROP_POST_STATS,
+      g_param_spec_boolean ("post-stats", "Post statistics",
+          "Post a \"cudadeltaenc-stats\" element message for every frame",
+          DEFAULT_POST_STATS, playing));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class, "Delta frame encoder",
+      "Codec/Encoder/Video", "Closed-loop thresholded frame-delta encoder",
+      "gst-cudafx developers");
+
+  enc_class->set_format = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_set_format);
+  enc_class->handle_frame = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_handle_frame);
+  enc_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_stop);
+
+  gst_type_mark_as_plugin_api (gst_cuda_delta_compression_get_type (), (GstPluginAPIFlags) 0);
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_delta_enc_debug, "cudadeltaenc", 0,
+      "Delta frame encoder");
+}
+
+static void
+gst_cuda_delta_enc_init (GstCudaDeltaEnc * self)
+{
+  self->state = new GstCudaDeltaEncState ();
+}
