@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "cudafx/delta.hpp"
+#include "support/clip.hpp"
 #include "support/gst_image.hpp"
 #include "support/host_image.hpp"
 
@@ -15,37 +16,7 @@ using testing_support::HostImage;
 
 namespace {
 
-// A clip: noise on a gradient, then frames that change a little everywhere
-// (sensor noise) and a lot inside a moving rectangle (a person walking).
-std::vector<HostImage> make_clip(ImageDesc desc, int frames, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<HostImage> clip;
-  HostImage f0(desc, 5);
-  f0.fill_random(seed);
-  clip.push_back(std::move(f0));
-  const FormatInfo& fi = format_info(desc.format);
-  for (int n = 1; n < frames; n++) {
-    HostImage f(desc, 3);
-    f.copy_from(clip.back().view());
-    for (int i = 0; i < fi.n_planes; i++) {
-      const PlaneView p = f.view().plane(i);
-      const int bx = static_cast<int>((n * 7) % std::max<size_t>(1, p.row_bytes()));
-      for (int y = 0; y < p.height; y++) {
-        for (size_t x = 0; x < p.row_bytes(); x++) {
-          uint8_t& v = p.data[y * p.pitch + x];
-          if (rng() % 8 == 0)
-            v = static_cast<uint8_t>(v + static_cast<int>(rng() % 7) - 3);
-          const bool in_box = static_cast<int>(x) >= bx && static_cast<int>(x) < bx + 40 &&
-                              y >= n % std::max(1, p.height) && y < n % std::max(1, p.height) + 9;
-          if (in_box)
-            v = static_cast<uint8_t>(rng());
-        }
-      }
-    }
-    clip.push_back(std::move(f));
-  }
-  return clip;
-}
+using testing_support::make_clip;
 
 struct Coded {
   std::vector<std::vector<uint8_t>> packets;

@@ -1,0 +1,354 @@
+// cudadeltaenc / cudadeltadec as GStreamer elements: round trips through
+// GstHarness, keyframes on request, statistics, damaged input, and real
+// RTP/UDP on 127.0.0.1 (clean, and with packets dropped).
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstharness.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <string>
+
+#include "cudafx/delta.hpp"
+#include "support/clip.hpp"
+#include "support/gst_frames.hpp"
+#include "support/host_image.hpp"
+
+using namespace cudafx;
+using namespace testing_support;
+
+namespace {
+
+class GstEnv : public ::testing::Environment {
+ public:
+  void SetUp() override { gst_init(nullptr, nullptr); }
+};
+const auto* const kGstEnv = ::testing::AddGlobalTestEnvironment(new GstEnv);
+
+GstBuffer* timed_buffer(const HostImage& img, int n) {
+  GstBuffer* b = buffer_from_image(img, 2);
+  GST_BUFFER_PTS(b) = n * GST_SECOND / 30;
+  GST_BUFFER_DURATION(b) = GST_SECOND / 30;
+  return b;
+}
+
+}  // namespace
+
+class DeltaElementsRoundTrip : public ::testing::TestWithParam<std::tuple<PixelFormat, int>> {};
+
+TEST_P(DeltaElementsRoundTrip, EveryFrameWithinThreshold) {
+  const auto [format, threshold] = GetParam();
+  const ImageDesc desc{format, 161, 93};
+  const auto clip = make_clip(desc, 10, 3);
+  GstHarness* h = gst_harness_new_parse(
+      ("cudadeltaenc key-int-max=4 threshold=" + std::to_string(threshold) + " ! cudadeltadec")
+          .c_str());
+  const std::string caps = caps_string(desc);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  for (int n = 0; n < static_cast<int>(clip.size()); n++) {
+    ASSERT_EQ(gst_harness_push(h, timed_buffer(clip[n], n)), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(GST_BUFFER_PTS(out), static_cast<GstClockTime>(n * GST_SECOND / 30));
+    HostImage got;
+    ASSERT_TRUE(image_from_buffer(out, desc, &got));
+    EXPECT_LE(max_abs_diff(got.view(), clip[n].view()), threshold) << "frame " << n;
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(h);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, DeltaElementsRoundTrip,
+                         ::testing::Combine(::testing::Values(PixelFormat::RGBA, PixelFormat::BGR,
+                                                              PixelFormat::GRAY8, PixelFormat::I420,
+                                                              PixelFormat::NV12),
+                                            ::testing::Values(0, 10)),
+                         [](const auto& info) {
+                           return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+TEST(DeltaElements, ForceKeyUnitGivesAKeyframe) {
+  const ImageDesc desc{PixelFormat::I420, 64, 48};
+  const auto clip = make_clip(desc, 4, 8);
+  GstHarness* h = gst_harness_new("cudadeltaenc");
+  gst_harness_set_src_caps_str(h, caps_string(desc).c_str());
+  auto push_pull_is_key = [&](int n) {
+    EXPECT_EQ(gst_harness_push(h, timed_buffer(clip[n], n)), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    const bool key = !GST_BUFFER_FLAG_IS_SET(out, GST_BUFFER_FLAG_DELTA_UNIT);
+    gst_buffer_unref(out);
+    return key;
+  };
+  EXPECT_TRUE(push_pull_is_key(0));
+  EXPECT_FALSE(push_pull_is_key(1));
+  gst_harness_push_upstream_event(
+      h, gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 1));
+  EXPECT_TRUE(push_pull_is_key(2));
+  EXPECT_FALSE(push_pull_is_key(3));
+  gst_harness_teardown(h);
+}
+
+TEST(DeltaElements, EncoderPostsStatistics) {
+  for (const bool post : {true, false}) {
+    GstElement* p = gst_parse_launch(
+        (std::string("videotestsrc num-buffers=6 ! video/x-raw,format=NV12,width=128,height=96 ! "
+                     "cudadeltaenc key-int-max=3 post-stats=") +
+         (post ? "true" : "false") + " ! fakesink")
+            .c_str(),
+        nullptr);
+    ASSERT_NE(p, nullptr);
+    GstBus* bus = gst_element_get_bus(p);
+    gst_element_set_state(p, GST_STATE_PLAYING);
+    int stats = 0, keys = 0;
+    for (;;) {
+      GstMessage* m = gst_bus_timed_pop_filtered(
+          bus, 10 * GST_SECOND,
+          static_cast<GstMessageType>(GST_MESSAGE_ELEMENT | GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+      ASSERT_NE(m, nullptr);
+      if (GST_MESSAGE_TYPE(m) != GST_MESSAGE_ELEMENT) {
+        EXPECT_EQ(GST_MESSAGE_TYPE(m), GST_MESSAGE_EOS);
+        gst_message_unref(m);
+        break;
+      }
+      const GstStructure* s = gst_message_get_structure(m);
+      if (gst_structure_has_name(s, "cudadeltaenc-stats")) {
+        gboolean key = FALSE;
+        guint bytes = 0;
+        gdouble changed = -1, bitrate = -1;
+        EXPECT_TRUE(gst_structure_get_boolean(s, "keyframe", &key));
+        EXPECT_TRUE(gst_structure_get_uint(s, "payload-bytes", &bytes));
+        EXPECT_TRUE(gst_structure_get_double(s, "changed-fraction", &changed));
+        EXPECT_TRUE(gst_structure_get_double(s, "bitrate", &bitrate));
+        EXPECT_GT(bytes, 48u);
+        EXPECT_GE(changed, 0.0);
+        EXPECT_LE(changed, 1.0);
+        EXPECT_GT(bitrate, 0.0);
+        stats++;
+        keys += key;
+      }
+      gst_message_unref(m);
+    }
+    EXPECT_EQ(stats, post ? 6 : 0);
+    EXPECT_EQ(keys, post ? 2 : 0);  // frames 0 and 3
+    gst_element_set_state(p, GST_STATE_NULL);
+    gst_object_unref(bus);
+    gst_object_unref(p);
+  }
+}
+
+TEST(DeltaElements, DecoderDropsDamagedFramesAndAsksForAKeyframe) {
+  const ImageDesc desc{PixelFormat::RGBA, 80, 40};
+  const auto clip = make_clip(desc, 5, 4);
+  std::unique_ptr<DeltaEncoder> enc;
+  ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
+  std::vector<std::vector<uint8_t>> packets(clip.size());
+  for (size_t n = 0; n < clip.size(); n++) {
+    DeltaEncodeSettings s;
+    s.force_keyframe = n == 4;
+    ASSERT_TRUE(enc->encode(clip[n].view(), s, &packets[n]).is_ok());
+  }
+  GstHarness* h = gst_harness_new("cudadeltadec");
+  gst_harness_set_src_caps_str(
+      h, "video/x-cudafx-delta,version=1,format=RGBA,width=80,height=40,framerate=30/1");
+  auto push = [&](std::vector<uint8_t> bytes, int n) {
+    GstBuffer* b =
+        bytes.empty() ? gst_buffer_new() : gst_buffer_new_memdup(bytes.data(), bytes.size());
+    GST_BUFFER_PTS(b) = n * GST_SECOND / 30;
+    return gst_harness_push(h, b);
+  };
+  ASSERT_EQ(push(packets[0], 0), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_buffers_received(h), 1u);
+  std::vector<uint8_t> damaged = packets[1];
+  damaged[damaged.size() / 2] ^= 0x10;
+  EXPECT_EQ(push(damaged, 1), GST_FLOW_OK);  // dropped, not an error
+  EXPECT_EQ(push(packets[2], 2), GST_FLOW_OK);  // out of sync: dropped
+  EXPECT_EQ(push(packets[3], 3), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_received(h), 1u);
+  // A keyframe request went upstream.
+  bool asked = false;
+  while (GstEvent* e = gst_harness_try_pull_upstream_event(h)) {
+    asked |= gst_video_event_is_force_key_unit(e);
+    gst_event_unref(e);
+  }
+  EXPECT_TRUE(asked);
+  ASSERT_EQ(push(packets[4], 4), GST_FLOW_OK);  // the keyframe resynchronises
+  ASSERT_EQ(gst_harness_buffers_received(h), 2u);
+  GstBuffer* out = nullptr;
+  for (int i = 0; i < 2; i++) {
+    if (out)
+      gst_buffer_unref(out);
+    out = gst_harness_pull(h);
+  }
+  HostImage got;
+  ASSERT_TRUE(image_from_buffer(out, desc, &got));
+  EXPECT_LE(max_abs_diff(got.view(), clip[4].view()), 4);
+  gst_buffer_unref(out);
+  // Garbage of any size never crashes and never produces a frame.
+  for (size_t len : {0, 1, 47, 48, 49, 4096}) {
+    std::vector<uint8_t> junk(len, 0xC3);
+    EXPECT_EQ(push(junk, 5), GST_FLOW_OK);
+  }
+  EXPECT_EQ(gst_harness_buffers_received(h), 2u);
+  gst_harness_teardown(h);
+}
+
+// ---- over RTP/UDP on 127.0.0.1 ----
+
+namespace {
+
+struct UdpLink {
+  GstElement* sender = nullptr;
+  GstElement* receiver = nullptr;
+  GstElement* src = nullptr;   // appsrc
+  GstElement* sink = nullptr;  // appsink
+  std::atomic<int> packets{0};
+  int drop_from = -1, drop_to = -1;  // RTP packets [from, to) are lost
+};
+
+// Counts RTP packets on their way to udpsink and loses the chosen ones;
+// rtpgstpay sends buffer lists, so lists are thinned packet by packet.
+GstPadProbeReturn maybe_drop(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  UdpLink* link = static_cast<UdpLink*>(data);
+  auto lost = [link] {
+    const int n = link->packets++;
+    return n >= link->drop_from && n < link->drop_to;
+  };
+  if (info->type & GST_PAD_PROBE_TYPE_BUFFER)
+    return lost() ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+  GstBufferList* list = gst_buffer_list_make_writable(GST_PAD_PROBE_INFO_BUFFER_LIST(info));
+  GST_PAD_PROBE_INFO_DATA(info) = list;
+  for (guint i = 0; i < gst_buffer_list_length(list);) {
+    if (lost())
+      gst_buffer_list_remove(list, i, 1);
+    else
+      i++;
+  }
+  return gst_buffer_list_length(list) ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
+}
+
+// Builds receiver and sender; the receiver's socket picks a free port.
+bool open_link(UdpLink* link, const ImageDesc& desc, int threshold, int key_int_max) {
+  link->receiver = gst_parse_launch(
+      "udpsrc name=udp port=0 address=127.0.0.1 buffer-size=8388608 "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST\" "
+      "! rtpgstdepay ! cudadeltadec ! appsink name=sink sync=false max-buffers=1000",
+      nullptr);
+  if (!link->receiver)
+    return false;
+  gst_element_set_state(link->receiver, GST_STATE_PLAYING);
+  GstElement* udp = gst_bin_get_by_name(GST_BIN(link->receiver), "udp");
+  gint port = 0;
+  g_object_get(udp, "port", &port, nullptr);
+  gst_object_unref(udp);
+  link->sink = gst_bin_get_by_name(GST_BIN(link->receiver), "sink");
+  const std::string sender =
+      "appsrc name=src format=time caps=\"" + caps_string(desc) +
+      "\" ! cudadeltaenc threshold=" + std::to_string(threshold) +
+      " key-int-max=" + std::to_string(key_int_max) +
+      " ! rtpgstpay config-interval=1 mtu=1400 ! udpsink name=udp host=127.0.0.1 port=" +
+      std::to_string(port) + " sync=false";
+  link->sender = gst_parse_launch(sender.c_str(), nullptr);
+  if (!link->sender || port == 0)
+    return false;
+  link->src = gst_bin_get_by_name(GST_BIN(link->sender), "src");
+  GstElement* usink = gst_bin_get_by_name(GST_BIN(link->sender), "udp");
+  GstPad* pad = gst_element_get_static_pad(usink, "sink");
+  gst_pad_add_probe(
+      pad, static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
+      maybe_drop, link, nullptr);
+  gst_object_unref(pad);
+  gst_object_unref(usink);
+  gst_element_set_state(link->sender, GST_STATE_PLAYING);
+  return true;
+}
+
+void close_link(UdpLink* link) {
+  for (GstElement* p : {link->sender, link->receiver})
+    if (p)
+      gst_element_set_state(p, GST_STATE_NULL);
+  for (GstElement* e : {link->src, link->sink, link->sender, link->receiver})
+    if (e)
+      gst_object_unref(e);
+}
+
+// Sends the clip frame by frame and collects, by clip index, the frames the
+// receiver outputs. After each frame it waits until that frame arrives, or
+// for a bounded time when it does not (a lost packet); a frame that arrives
+// late is still counted where it belongs.
+std::map<int, HostImage> run_link(UdpLink* link, const std::vector<HostImage>& clip,
+                                  const ImageDesc& desc) {
+  std::map<int, HostImage> got;
+  auto pull = [&](int n, GstClockTime timeout) {
+    GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(link->sink), timeout);
+    if (!s)
+      return -1;
+    HostImage img;
+    EXPECT_TRUE(image_from_buffer(gst_sample_get_buffer(s), desc, &img));
+    gst_sample_unref(s);
+    // The newest possible frame carrying this index (frames are never 16 late).
+    const int index = n - ((n - clip_index_mod16(img.view())) % 16 + 16) % 16;
+    EXPECT_EQ(got.count(index), 0u) << "frame " << index << " received twice";
+    got.emplace(index, std::move(img));
+    return index;
+  };
+  for (int n = 0; n < static_cast<int>(clip.size()); n++) {
+    EXPECT_EQ(gst_app_src_push_buffer(GST_APP_SRC(link->src), timed_buffer(clip[n], n)),
+              GST_FLOW_OK);
+    for (;;) {
+      const int index = pull(n, GST_SECOND / 2);
+      if (index < 0 || index == n)
+        break;
+    }
+  }
+  while (pull(static_cast<int>(clip.size()) - 1, GST_SECOND) >= 0) {
+  }
+  return got;
+}
+
+}  // namespace
+
+TEST(DeltaOverUdp, CleanPathDeliversEveryFrameWithinThreshold) {
+  const ImageDesc desc{PixelFormat::I420, 320, 240};
+  const auto clip = make_clip(desc, 30, 12, true);
+  for (int threshold : {0, 4}) {
+    UdpLink link;
+    ASSERT_TRUE(open_link(&link, desc, threshold, 0));
+    const auto got = run_link(&link, clip, desc);
+    EXPECT_EQ(got.size(), clip.size());
+    for (const auto& [n, img] : got)
+      EXPECT_LE(max_abs_diff(img.view(), clip[n].view()), threshold) << "frame " << n;
+    close_link(&link);
+  }
+}
+
+TEST(DeltaOverUdp, LostPacketsNeverGiveWrongFramesAndTheStreamRecovers) {
+  const ImageDesc desc{PixelFormat::NV12, 320, 240};
+  const auto clip = make_clip(desc, 40, 13, true);
+  const int key_int_max = 8;
+  UdpLink link;
+  // The keyframe is about 60 packets, each delta a few: lose a handful in
+  // the middle of the clip.
+  link.drop_from = 100;
+  link.drop_to = 106;
+  ASSERT_TRUE(open_link(&link, desc, 4, key_int_max));
+  const auto got = run_link(&link, clip, desc);
+  for (const auto& [n, img] : got)
+    EXPECT_LE(max_abs_diff(img.view(), clip[n].view()), 4) << "frame " << n;
+  EXPECT_LT(got.size(), clip.size()) << "no frame was lost: the drop window missed";
+  // Back in sync within one keyframe interval after the loss, for good.
+  int first_missing = -1, last_missing = -1;
+  for (int n = 0; n < static_cast<int>(clip.size()); n++) {
+    if (!got.count(n)) {
+      if (first_missing < 0)
+        first_missing = n;
+      last_missing = n;
+    }
+  }
+  ASSERT_GE(first_missing, 0);
+  EXPECT_LE(last_missing - first_missing, key_int_max) << "recovery took too long";
+  close_link(&link);
+}
