@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# README's demo command: installs what is missing, builds, then runs
-# cudagaussian on a photo and on a 720p test stream, printing what it did.
-# Uses the GPU when there is one (backend=auto), else the CPU backend.
+# README's demo command: installs what is missing, builds, then streams
+# ../shared/testdata/vtest.avi (or a test pattern) through cudadeltaenc and
+# cudadeltadec over RTP/UDP on 127.0.0.1 and prints bitrate, compression,
+# error and frame rate; then blurs a photo and a 720p stream with
+# cudagaussian (GPU when there is one, else the CPU backend).
+#   scripts/demo.sh [threshold]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-scripts/build.sh build-demo -Dtests=disabled -Dbenchmarks=disabled
+scripts/build.sh build-demo -Dtests=disabled -Dbenchmarks=disabled -Dexamples=enabled
 export GST_PLUGIN_PATH=$PWD/build-demo/gst
+clip=${CUDAFX_DEMO_CLIP:-../shared/testdata/vtest.avi}
+[ -f "$clip" ] || clip=""
+build-demo/examples/delta_stream_demo $clip --threshold "${1:-10}"
 out=demo-out
 mkdir -p "$out"
 photo=${CUDAFX_DEMO_PHOTO:-../shared/testdata/building.jpg}
