@@ -8,6 +8,7 @@
 
 #include "cudafx/delta.hpp"
 #include "support/clip.hpp"
+#include "support/gpu.hpp"
 #include "support/gst_image.hpp"
 #include "support/host_image.hpp"
 
@@ -259,3 +260,42 @@ TEST(DeltaCodec, RealFootageStaysWithinThreshold) {
     EXPECT_GT(raw / bytes, threshold == 0 ? 2.0 : 5.0);
   }
 }
+
+// The CUDA encoder gives the same packets as the CPU encoder, byte for byte.
+class DeltaCudaEncoder : public ::testing::TestWithParam<std::tuple<PixelFormat, int>> {};
+
+TEST_P(DeltaCudaEncoder, PacketsEqualTheCpuEncoders) {
+  SKIP_WITHOUT_GPU();
+  const auto [format, threshold] = GetParam();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  for (const auto& size : {std::pair<int, int>{173, 97}, {64, 16}, {1, 1}, {333, 211}}) {
+    const ImageDesc desc{format, size.first, size.second};
+    const auto clip = make_clip(desc, 8, 31 + threshold);
+    std::unique_ptr<DeltaEncoder> cpu;
+    std::unique_ptr<DeltaEncoderCuda> gpu;
+    ASSERT_TRUE(DeltaEncoder::create(desc, &cpu).is_ok());
+    const Status s = DeltaEncoderCuda::create(desc, &gpu);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    testing_support::DeviceImage dev(desc, 4);  // odd pitches on the device too
+    for (size_t n = 0; n < clip.size(); n++) {
+      DeltaEncodeSettings settings;
+      settings.threshold = threshold;
+      settings.force_keyframe = n == 5;
+      std::vector<uint8_t> a, b;
+      ASSERT_TRUE(cpu->encode(clip[n].view(), settings, &a).is_ok());
+      ASSERT_TRUE(dev.upload(clip[n].view(), stream.get()).is_ok());
+      const Status e = gpu->encode(dev.view(), settings, stream.get(), &b);
+      ASSERT_TRUE(e.is_ok()) << e.message();
+      EXPECT_EQ(a, b) << size.first << "x" << size.second << " frame " << n;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FormatsAndThresholds, DeltaCudaEncoder,
+                         ::testing::Combine(::testing::ValuesIn(kFormats),
+                                            ::testing::Values(0, 10)),
+                         [](const auto& info) {
+                           return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
+                                  std::to_string(std::get<1>(info.param));
+                         });

@@ -72,8 +72,10 @@ void CudaStream::reset() {
     cudaStreamDestroy(stream_);
   stream_ = nullptr;
 }
-Status CudaStream::synchronize() const {
-  CUDAFX_CUDA_TRY(cudaStreamSynchronize(stream_));
+Status CudaStream::synchronize() const { return synchronize_stream(stream_); }
+
+Status synchronize_stream(StreamHandle stream) {
+  CUDAFX_CUDA_TRY(cudaStreamSynchronize(stream));
   return Status::ok();
 }
 

@@ -47,6 +47,7 @@ Status CudaEvent::record(StreamHandle) { return no_cuda(); }
 Status CudaEvent::synchronize() { return no_cuda(); }
 Status CudaEvent::elapsed_since(const CudaEvent&, float*) const { return no_cuda(); }
 
+Status synchronize_stream(StreamHandle) { return no_cuda(); }
 Status copy_bytes_async(void*, const void*, size_t, StreamHandle) { return no_cuda(); }
 Status copy_image_async(const ImageView&, const ImageView&, StreamHandle) { return no_cuda(); }
 

@@ -136,6 +136,14 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
     }
   });
 
+  pack_delta_payload(layout, scratch->residual.data(), scratch->changed.data(), raw,
+                     changed_bytes);
+}
+
+void pack_delta_payload(const DeltaLayout& layout, const uint8_t* residual,
+                        const uint8_t* changed, std::vector<uint8_t>* raw,
+                        size_t* changed_bytes) {
+  const PlaneOffsets off = offsets_of(layout);
   // Bitmaps, then the residual bytes of the changed tiles in raster order.
   raw->assign(layout.bitmap_bytes, 0);
   size_t bit_base = 0;
@@ -143,31 +151,30 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
     const DeltaPlaneLayout& p = layout.planes[i];
     const size_t n = static_cast<size_t>(p.tiles_x) * p.tiles_y;
     for (size_t k = 0; k < n; k++)
-      if (scratch->changed[off.tile[i] + k])
+      if (changed[off.tile[i] + k])
         (*raw)[bit_base + k / 8] |= static_cast<uint8_t>(1u << (k % 8));
     bit_base += p.bitmap_bytes();
   }
-  size_t changed = 0;
+  size_t count = 0;
   for (int i = 0; i < layout.n_planes; i++) {
     const DeltaPlaneLayout& p = layout.planes[i];
     for (int ty = 0; ty < p.tiles_y; ty++) {
       for (int tx = 0; tx < p.tiles_x; tx++) {
-        if (!scratch->changed[off.tile[i] + static_cast<size_t>(ty) * p.tiles_x + tx])
+        if (!changed[off.tile[i] + static_cast<size_t>(ty) * p.tiles_x + tx])
           continue;
         tile_rect(p, tx, ty, [&](int x0, int bytes, int y0, int rows) {
           for (int y = y0; y < y0 + rows; y++) {
-            const uint8_t* res =
-                scratch->residual.data() + off.frame[i] + static_cast<size_t>(y) * p.row_bytes + x0;
+            const uint8_t* res = residual + off.frame[i] + static_cast<size_t>(y) * p.row_bytes + x0;
             raw->insert(raw->end(), res, res + bytes);
             for (int x = 0; x < bytes; x++)
-              changed += res[x] != 0;
+              count += res[x] != 0;
           }
         });
       }
     }
   }
   if (changed_bytes)
-    *changed_bytes = changed;
+    *changed_bytes = count;
 }
 
 void delta_apply_cpu(const DeltaLayout& layout, const uint8_t* raw, size_t, bool keyframe,

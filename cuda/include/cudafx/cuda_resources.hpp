@@ -146,6 +146,9 @@ class CudaEvent {
   CUevent_st* event_ = nullptr;
 };
 
+// Waits for the work queued on `stream` only.
+Status synchronize_stream(StreamHandle stream);
+
 // Copies `bytes` bytes on `stream`, host or device memory on either side.
 Status copy_bytes_async(void* dst, const void* src, size_t bytes, StreamHandle stream);
 

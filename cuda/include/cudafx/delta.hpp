@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cudafx/cuda_resources.hpp"
 #include "cudafx/image.hpp"
 #include "cudafx/status.hpp"
 
@@ -62,6 +63,12 @@ struct DeltaScratch {
 void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const ImageView& ref,
                       int threshold, bool keyframe, DeltaScratch* scratch,
                       std::vector<uint8_t>* raw, size_t* changed_bytes);
+// The raw payload of a delta frame from its residuals (planes and rows
+// tight) and per-tile changed flags; shared by both backends.
+void pack_delta_payload(const DeltaLayout& layout, const uint8_t* residual,
+                        const uint8_t* changed, std::vector<uint8_t>* raw,
+                        size_t* changed_bytes);
+
 // Applies a raw payload (already validated by read_delta_packet) to `ref`.
 void delta_apply_cpu(const DeltaLayout& layout, const uint8_t* raw, size_t size, bool keyframe,
                      const ImageView& ref);
@@ -119,6 +126,42 @@ class DeltaEncoder {
   ImageView ref_;
   std::vector<uint8_t> raw_;
   DeltaScratch scratch_;
+  uint32_t counter_ = 0;
+  bool have_ref_ = false;
+};
+
+// -- CUDA backend --
+
+// Residuals, reference update and per-tile flags of a delta frame on the
+// device: `residual` (frame_bytes, planes and rows tight) and `changed` (one
+// byte a tile) in device memory, queued on `stream`.
+Status delta_residual_cuda(const DeltaLayout& layout, const ImageView& cur, const ImageView& ref,
+                           int threshold, uint8_t* residual, uint8_t* changed,
+                           StreamHandle stream);
+// delta_checksum of a device image into *sum (device memory), on `stream`.
+Status delta_checksum_cuda(const DeltaLayout& layout, const ImageView& img, uint64_t* sum,
+                           StreamHandle stream);
+
+// The encoder on a CUDA device: the reference stays in device memory; the
+// residuals and tile flags come back to pinned memory, where the payload is
+// packed and compressed exactly as on the CPU, so both backends give the
+// same bytes.
+class DeltaEncoderCuda {
+ public:
+  // Runs in the CUDA context current at creation; allocates everything here.
+  static Status create(const ImageDesc& desc, std::unique_ptr<DeltaEncoderCuda>* out);
+  // `cur` is in device memory. Queued on `stream`, synchronised once.
+  Status encode(const ImageView& cur, const DeltaEncodeSettings& settings, StreamHandle stream,
+                std::vector<uint8_t>* packet, DeltaEncodeStats* stats = nullptr);
+  const DeltaLayout& layout() const { return layout_; }
+  const ImageView& reference() const { return ref_; }  // device memory
+
+ private:
+  DeltaLayout layout_;
+  DeviceBuffer ref_mem_, residual_dev_, changed_dev_, sum_dev_;
+  PinnedBuffer residual_host_, changed_host_, sum_host_;
+  ImageView ref_;
+  std::vector<uint8_t> raw_;
   uint32_t counter_ = 0;
   bool have_ref_ = false;
 };

@@ -1,0 +1,144 @@
+// Delta codec benchmark (encode side): the CUDA kernels alone (residuals,
+// reference update, tile flags, checksum; CUDA events), the CUDA encoder end
+// to end (kernels, copies back, packing, zstd) and the CPU encoder, on frames
+// where about 5 % of the bytes changed. Not a test: prints a table and
+// writes its section of docs/benchmarks.md.
+//
+// Usage: bench_delta [--out FILE] [--commit SHA]
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cudafx/cuda_resources.hpp"
+#include "cudafx/delta.hpp"
+
+using namespace cudafx;
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  snprintf(b, sizeof b, f, v);
+  return v < 0 ? "n/a" : b;
+}
+
+bool write_section(const std::string& path, const std::string& text) {
+  const std::string begin = "<!-- bench_delta: begin -->\n", end = "<!-- bench_delta: end -->\n";
+  std::stringstream ss;
+  ss << std::ifstream(path).rdbuf();
+  std::string doc = ss.str();
+  const size_t b = doc.find(begin), e = doc.find(end);
+  if (b != std::string::npos && e != std::string::npos && e > b)
+    doc.replace(b, e + end.size() - b, begin + text + end);
+  else
+    doc += (doc.empty() ? "# Benchmarks\n\n" : "\n") + begin + text + end;
+  std::ofstream out(path);
+  out << doc;
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out_path = "docs/benchmarks.md", commit = "unknown";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::string(argv[i]) == "--out") out_path = argv[i + 1];
+    else if (std::string(argv[i]) == "--commit") commit = argv[i + 1];
+  }
+  int n = 0;
+  const bool gpu = cuda_device_count(&n).is_ok() && n > 0 && cuda_use_device(0).is_ok();
+  std::string device = "no GPU";
+  if (gpu)
+    (void)cuda_device_name(0, &device);
+  char date[32];
+  const time_t now = time(nullptr);
+  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  std::ostringstream md;
+  md << "## cudadeltaenc (encode side)\n\nMeasured " << date << " on **" << device
+     << "**, commit `" << commit << "`, by `bench/bench_delta`. Frames where 5 % of the "
+     << "bytes changed by more than the threshold (10); zstd level 3. *kernels*: residuals, "
+     << "reference update, tile flags and checksum on the GPU (CUDA events); *CUDA encoder*: "
+     << "those plus the copies back, packing and zstd on one CPU thread; *CPU encoder*: our CPU "
+     << "backend. Frames/s.\n\n";
+  md << "| frame | kernels | CUDA encoder | CPU encoder |\n|---|---:|---:|---:|\n";
+  struct Case { const char* name; PixelFormat f; int w, h; };
+  const Case cases[] = {{"1080p RGBA", PixelFormat::RGBA, 1920, 1080},
+                        {"1080p NV12", PixelFormat::NV12, 1920, 1080},
+                        {"2160p RGBA", PixelFormat::RGBA, 3840, 2160},
+                        {"2160p NV12", PixelFormat::NV12, 3840, 2160}};
+  for (const Case& c : cases) {
+    const ImageDesc desc{c.f, c.w, c.h};
+    const size_t size = packed_size(desc);
+    std::vector<uint8_t> a(size), b;
+    std::mt19937 rng(7);
+    for (auto& v : a) v = static_cast<uint8_t>(rng());
+    b = a;
+    for (size_t i = 0; i < size / 20; i++) b[rng() % size] ^= 0x80;  // ~5 % changed
+    DeltaEncodeSettings s;
+    s.threshold = 10;
+    const int iters = 30;
+    // CPU encoder
+    double cpu_fps = -1;
+    {
+      std::unique_ptr<DeltaEncoder> enc;
+      std::vector<uint8_t> pkt;
+      if (DeltaEncoder::create(desc, &enc).is_ok()) {
+        (void)enc->encode(packed_view(desc, a.data()), s, &pkt);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < iters; i++)
+          (void)enc->encode(packed_view(desc, (i & 1) ? a.data() : b.data()), s, &pkt);
+        cpu_fps = iters / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
+    }
+    double kernel_fps = -1, enc_fps = -1;
+    if (gpu) {
+      CudaStream stream;
+      DeviceBuffer da, db;
+      std::unique_ptr<DeltaEncoderCuda> enc;
+      if (stream.create().is_ok() && da.allocate(size).is_ok() && db.allocate(size).is_ok() &&
+          DeltaEncoderCuda::create(desc, &enc).is_ok()) {
+        (void)copy_bytes_async(da.get(), a.data(), size, stream.get());
+        (void)copy_bytes_async(db.get(), b.data(), size, stream.get());
+        const ImageView va = packed_view(desc, da.bytes()), vb = packed_view(desc, db.bytes());
+        std::vector<uint8_t> pkt;
+        (void)enc->encode(va, s, stream.get(), &pkt);
+        // Kernels alone, on the encoder's own reference.
+        DeviceBuffer res, flags, sum;
+        DeltaLayout layout;
+        (void)make_delta_layout(desc, &layout);
+        CudaEvent e0, e1;
+        if (res.allocate(layout.frame_bytes).is_ok() && flags.allocate(1 << 20).is_ok() &&
+            sum.allocate(8).is_ok() && e0.create().is_ok() && e1.create().is_ok()) {
+          (void)e0.record(stream.get());
+          for (int i = 0; i < iters; i++) {
+            (void)delta_residual_cuda(layout, (i & 1) ? va : vb, enc->reference(), 10,
+                                      res.bytes(), flags.bytes(), stream.get());
+            (void)delta_checksum_cuda(layout, enc->reference(),
+                                      static_cast<uint64_t*>(sum.get()), stream.get());
+          }
+          (void)e1.record(stream.get());
+          (void)e1.synchronize();
+          float ms = 0;
+          if (e1.elapsed_since(e0, &ms).is_ok())
+            kernel_fps = iters / (ms * 1e-3);
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < iters; i++)
+          (void)enc->encode((i & 1) ? va : vb, s, stream.get(), &pkt);
+        enc_fps = iters / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
+    }
+    md << "| " << c.name << " | " << fmt("%.0f", kernel_fps) << " | " << fmt("%.0f", enc_fps)
+       << " | " << fmt("%.0f", cpu_fps) << " |\n";
+    fprintf(stderr, "%s done\n", c.name);
+  }
+  md << "\n";
+  fputs(md.str().c_str(), stdout);
+  return write_section(out_path, md.str()) ? 0 : 1;
+}

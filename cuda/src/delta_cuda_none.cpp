@@ -1,0 +1,19 @@
+// The CUDA entry points of the delta codec in a build without CUDA.
+#include "cudafx/delta.hpp"
+
+namespace cudafx {
+namespace {
+Status no_cuda() {
+  return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
+}
+}  // namespace
+
+Status delta_residual_cuda(const DeltaLayout&, const ImageView&, const ImageView&, int, uint8_t*,
+                           uint8_t*, StreamHandle) {
+  return no_cuda();
+}
+Status delta_checksum_cuda(const DeltaLayout&, const ImageView&, uint64_t*, StreamHandle) {
+  return no_cuda();
+}
+
+}  // namespace cudafx
