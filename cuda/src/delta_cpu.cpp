@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_math.hpp"
 #include "cudafx/parallel.hpp"
 
 namespace cudafx {
@@ -110,7 +111,6 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
   for (int i = 0; i < layout.n_planes; i++)
     for (int ty = 0; ty < layout.planes[i].tiles_y; ty++)
       jobs.push_back({i, ty});
-  const uint8_t t = static_cast<uint8_t>(threshold);
   parallel_for(static_cast<int>(jobs.size()), [&](int j, int) {
     const int i = jobs[j].plane, ty = jobs[j].ty;
     const DeltaPlaneLayout& p = layout.planes[i];
@@ -124,12 +124,10 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
         const int x0 = tx * kDeltaTileW, x1 = std::min(p.row_bytes, x0 + kDeltaTileW);
         uint8_t any = 0;
         for (int x = x0; x < x1; x++) {
-          const uint8_t a = c[x], b = r[x];
-          const uint8_t dist = a > b ? a - b : b - a;
-          const uint8_t send = dist > t;
-          res[x] = send ? static_cast<uint8_t>(a - b) : 0;
-          r[x] = send ? a : b;
-          any |= send;
+          const int q = delta_residual(c[x], r[x], threshold);
+          res[x] = static_cast<uint8_t>(q);
+          r[x] = static_cast<uint8_t>(r[x] + q);
+          any |= q != 0;
         }
         flags[tx] |= any;
       }

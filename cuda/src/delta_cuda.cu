@@ -7,6 +7,7 @@
 
 #include "cuda_check.hpp"
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_math.hpp"
 
 namespace cudafx {
 namespace {
@@ -27,12 +28,11 @@ __global__ void delta_residual_kernel(const uint8_t* __restrict__ cur, size_t cu
       const int x = x0 + i;
       if (x >= row_bytes)
         break;
-      const int a = c[x], b = r[x];
-      const bool send = (a > b ? a - b : b - a) > threshold;
-      res[x] = send ? static_cast<uint8_t>(a - b) : 0;
-      if (send)
-        r[x] = static_cast<uint8_t>(a);
-      any |= send;
+      const int q = delta_residual(c[x], r[x], threshold);
+      res[x] = static_cast<uint8_t>(q);
+      if (q != 0)
+        r[x] = static_cast<uint8_t>(r[x] + q);
+      any |= q != 0;
     }
   }
   any = __syncthreads_or(any);

@@ -2,10 +2,11 @@
 // kDeltaTileW bytes x kDeltaTileH rows.
 //
 // Semantics: the encoder keeps the decoder's reconstruction `ref`. For every
-// byte, if |cur - ref| > threshold the byte is sent (as the residual
-// (cur - ref) mod 256, which is never 0) and ref takes cur; otherwise the
-// residual is 0 and ref stays. So every reconstructed byte is within
-// `threshold` of its source, on every frame; threshold 0 is lossless.
+// byte, if |cur - ref| > threshold a non-zero residual q is sent with
+// |cur - (ref + q)| <= threshold (delta_math.hpp: exact for threshold 0,
+// quantised in steps of 2*threshold+1 above) and ref takes ref + q;
+// otherwise the residual is 0 and ref stays. So every reconstructed byte is
+// within `threshold` of its source, on every frame; threshold 0 is lossless.
 // A keyframe sends the frame itself and sets ref to it.
 //
 // The packet format is in docs/delta-format.md.
