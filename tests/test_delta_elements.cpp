@@ -8,6 +8,11 @@
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <map>
 #include <string>
@@ -207,6 +212,7 @@ struct UdpLink {
   GstElement* sink = nullptr;  // appsink
   std::atomic<int> packets{0};
   int drop_from = -1, drop_to = -1;  // RTP packets [from, to) are lost
+  std::atomic<int> keyframes{0};     // encoded by the sender
 };
 
 // Counts RTP packets on their way to udpsink and loses the chosen ones;
@@ -262,6 +268,75 @@ bool open_link(UdpLink* link, const ImageDesc& desc, int threshold, int key_int_
       maybe_drop, link, nullptr);
   gst_object_unref(pad);
   gst_object_unref(usink);
+  gst_element_set_state(link->sender, GST_STATE_PLAYING);
+  return true;
+}
+
+// A UDP port on 127.0.0.1 that is free now.
+int free_udp_port() {
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+GstPadProbeReturn count_keyframe(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  if (!GST_BUFFER_FLAG_IS_SET(GST_PAD_PROBE_INFO_BUFFER(info), GST_BUFFER_FLAG_DELTA_UNIT))
+    static_cast<UdpLink*>(data)->keyframes++;
+  return GST_PAD_PROBE_OK;
+}
+
+// Both ends through rtpbin with the AVPF profile and RTCP both ways, so that
+// the decoder's keyframe requests travel back to the encoder as RTCP PLI.
+// The encoder makes keyframes only on request (key-int-max=0).
+bool open_rtpbin_link(UdpLink* link, const ImageDesc& desc, int threshold) {
+  const int rtp = free_udp_port(), rtcp_fwd = free_udp_port(), rtcp_back = free_udp_port();
+  if (!rtp || !rtcp_fwd || !rtcp_back)
+    return false;
+  const std::string receiver =
+      "rtpbin name=rtp rtp-profile=avpf "
+      "udpsrc address=127.0.0.1 port=" + std::to_string(rtp) +
+      " caps=\"application/x-rtp,media=application,payload=96,clock-rate=90000,"
+      "encoding-name=X-GST,rtcp-fb-nack-pli=(boolean)true\" ! rtp.recv_rtp_sink_0 "
+      "rtp. ! rtpgstdepay ! cudadeltadec ! appsink name=sink sync=false max-buffers=1000 "
+      "udpsrc address=127.0.0.1 port=" + std::to_string(rtcp_fwd) + " ! rtp.recv_rtcp_sink_0 "
+      "rtp.send_rtcp_src_0 ! udpsink host=127.0.0.1 port=" + std::to_string(rtcp_back) +
+      " sync=false async=false";
+  const std::string sender =
+      "rtpbin name=rtp rtp-profile=avpf "
+      "appsrc name=src format=time caps=\"" + caps_string(desc) +
+      "\" ! cudadeltaenc name=enc key-int-max=0 threshold=" + std::to_string(threshold) +
+      " ! rtpgstpay config-interval=1 mtu=1400 ! rtp.send_rtp_sink_0 "
+      "rtp.send_rtp_src_0 ! udpsink name=udp host=127.0.0.1 port=" + std::to_string(rtp) +
+      " sync=false rtp.send_rtcp_src_0 ! udpsink host=127.0.0.1 port=" + std::to_string(rtcp_fwd) +
+      " sync=false async=false udpsrc address=127.0.0.1 port=" + std::to_string(rtcp_back) +
+      " ! rtp.recv_rtcp_sink_0";
+  link->receiver = gst_parse_launch(receiver.c_str(), nullptr);
+  link->sender = gst_parse_launch(sender.c_str(), nullptr);
+  if (!link->receiver || !link->sender)
+    return false;
+  link->sink = gst_bin_get_by_name(GST_BIN(link->receiver), "sink");
+  link->src = gst_bin_get_by_name(GST_BIN(link->sender), "src");
+  GstElement* usink = gst_bin_get_by_name(GST_BIN(link->sender), "udp");
+  GstPad* pad = gst_element_get_static_pad(usink, "sink");
+  gst_pad_add_probe(
+      pad, static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
+      maybe_drop, link, nullptr);
+  gst_object_unref(pad);
+  gst_object_unref(usink);
+  GstElement* enc = gst_bin_get_by_name(GST_BIN(link->sender), "enc");
+  pad = gst_element_get_static_pad(enc, "src");
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_keyframe, link, nullptr);
+  gst_object_unref(pad);
+  gst_object_unref(enc);
+  gst_element_set_state(link->receiver, GST_STATE_PLAYING);
   gst_element_set_state(link->sender, GST_STATE_PLAYING);
   return true;
 }
@@ -350,5 +425,28 @@ TEST(DeltaOverUdp, LostPacketsNeverGiveWrongFramesAndTheStreamRecovers) {
   }
   ASSERT_GE(first_missing, 0);
   EXPECT_LE(last_missing - first_missing, key_int_max) << "recovery took too long";
+  close_link(&link);
+}
+
+TEST(DeltaOverRtpbin, LossIsRepairedByAKeyframeRequestedThroughRtcpPli) {
+  const ImageDesc desc{PixelFormat::I420, 320, 240};
+  const auto clip = make_clip(desc, 40, 14, true);
+  UdpLink link;
+  link.drop_from = 100;  // a few packets in the middle (the keyframe is ~60)
+  link.drop_to = 104;
+  ASSERT_TRUE(open_rtpbin_link(&link, desc, 4));
+  const auto got = run_link(&link, clip, desc);
+  for (const auto& [n, img] : got)
+    EXPECT_LE(max_abs_diff(img.view(), clip[n].view()), 4) << "frame " << n;
+  int first_missing = -1;
+  for (int n = 0; n < static_cast<int>(clip.size()); n++)
+    if (!got.count(n) && first_missing < 0)
+      first_missing = n;
+  ASSERT_GE(first_missing, 0) << "no frame was lost: the drop window missed";
+  // key-int-max=0: only a PLI can have made the encoder send a second
+  // keyframe, and only that keyframe can have brought the frames after the
+  // loss back.
+  EXPECT_GE(link.keyframes.load(), 2);
+  EXPECT_TRUE(got.count(static_cast<int>(clip.size()) - 1)) << "the stream never recovered";
   close_link(&link);
 }
