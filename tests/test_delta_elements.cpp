@@ -19,6 +19,7 @@
 
 #include "cudafx/delta.hpp"
 #include "support/clip.hpp"
+#include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
 #include "support/host_image.hpp"
 
@@ -26,12 +27,6 @@ using namespace cudafx;
 using namespace testing_support;
 
 namespace {
-
-class GstEnv : public ::testing::Environment {
- public:
-  void SetUp() override { gst_init(nullptr, nullptr); }
-};
-const auto* const kGstEnv = ::testing::AddGlobalTestEnvironment(new GstEnv);
 
 GstBuffer* timed_buffer(const HostImage& img, int n) {
   GstBuffer* b = buffer_from_image(img, 2);
@@ -236,6 +231,17 @@ GstPadProbeReturn maybe_drop(GstPad*, GstPadProbeInfo* info, gpointer data) {
   return gst_buffer_list_length(list) ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
 }
 
+// Puts maybe_drop on the sender's RTP udpsink (named "udp").
+void watch_rtp_packets(UdpLink* link) {
+  GstElement* usink = gst_bin_get_by_name(GST_BIN(link->sender), "udp");
+  GstPad* pad = gst_element_get_static_pad(usink, "sink");
+  gst_pad_add_probe(
+      pad, static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
+      maybe_drop, link, nullptr);
+  gst_object_unref(pad);
+  gst_object_unref(usink);
+}
+
 // Builds receiver and sender; the receiver's socket picks a free port.
 bool open_link(UdpLink* link, const ImageDesc& desc, int threshold, int key_int_max) {
   link->receiver = gst_parse_launch(
@@ -261,13 +267,7 @@ bool open_link(UdpLink* link, const ImageDesc& desc, int threshold, int key_int_
   if (!link->sender || port == 0)
     return false;
   link->src = gst_bin_get_by_name(GST_BIN(link->sender), "src");
-  GstElement* usink = gst_bin_get_by_name(GST_BIN(link->sender), "udp");
-  GstPad* pad = gst_element_get_static_pad(usink, "sink");
-  gst_pad_add_probe(
-      pad, static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
-      maybe_drop, link, nullptr);
-  gst_object_unref(pad);
-  gst_object_unref(usink);
+  watch_rtp_packets(link);
   gst_element_set_state(link->sender, GST_STATE_PLAYING);
   return true;
 }
@@ -324,15 +324,9 @@ bool open_rtpbin_link(UdpLink* link, const ImageDesc& desc, int threshold) {
     return false;
   link->sink = gst_bin_get_by_name(GST_BIN(link->receiver), "sink");
   link->src = gst_bin_get_by_name(GST_BIN(link->sender), "src");
-  GstElement* usink = gst_bin_get_by_name(GST_BIN(link->sender), "udp");
-  GstPad* pad = gst_element_get_static_pad(usink, "sink");
-  gst_pad_add_probe(
-      pad, static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
-      maybe_drop, link, nullptr);
-  gst_object_unref(pad);
-  gst_object_unref(usink);
+  watch_rtp_packets(link);
   GstElement* enc = gst_bin_get_by_name(GST_BIN(link->sender), "enc");
-  pad = gst_element_get_static_pad(enc, "src");
+  GstPad* pad = gst_element_get_static_pad(enc, "src");
   gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_keyframe, link, nullptr);
   gst_object_unref(pad);
   gst_object_unref(enc);

@@ -9,6 +9,7 @@
 #include "cudafx/gaussian.hpp"
 #include "support/gaussian_oracle.hpp"
 #include "support/gpu.hpp"
+#include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
 #include "support/host_image.hpp"
 
@@ -16,12 +17,6 @@ using namespace cudafx;
 using namespace testing_support;
 
 namespace {
-
-class GstEnv : public ::testing::Environment {
- public:
-  void SetUp() override { gst_init(nullptr, nullptr); }
-};
-const auto* const kGstEnv = ::testing::AddGlobalTestEnvironment(new GstEnv);
 
 bool have_element(const char* name) {
   GstElementFactory* f = gst_element_factory_find(name);

@@ -12,6 +12,26 @@ Status make_reference(const ImageDesc& desc, std::vector<uint8_t>* storage, Imag
 }
 }  // namespace
 
+Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings& s, bool key,
+                           uint32_t counter, uint64_t recon_checksum,
+                           const std::vector<uint8_t>& raw, size_t changed,
+                           std::vector<uint8_t>* packet, DeltaEncodeStats* stats) {
+  DeltaPacketInfo info;
+  info.keyframe = key;
+  info.compression = s.compression;
+  info.counter = counter;
+  info.threshold = static_cast<uint8_t>(s.threshold);
+  info.recon_checksum = recon_checksum;
+  CUDAFX_TRY(write_delta_packet(layout, info, raw.data(), raw.size(), s.zstd_level, packet));
+  if (stats) {
+    stats->keyframe = key;
+    stats->changed_bytes = key ? layout.frame_bytes : changed;
+    stats->raw_bytes = raw.size();
+    stats->packet_bytes = packet->size();
+  }
+  return Status::ok();
+}
+
 Status DeltaEncoder::create(const ImageDesc& desc, std::unique_ptr<DeltaEncoder>* out) {
   std::unique_ptr<DeltaEncoder> e(new DeltaEncoder());
   CUDAFX_TRY(make_delta_layout(desc, &e->layout_));
@@ -29,21 +49,10 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
   const bool key = s.force_keyframe || !have_ref_;
   size_t changed = 0;
   delta_encode_cpu(layout_, cur, ref_, s.threshold, key, &scratch_, &raw_, &changed);
-  DeltaPacketInfo info;
-  info.keyframe = key;
-  info.compression = s.compression;
-  info.counter = counter_;
-  info.threshold = static_cast<uint8_t>(s.threshold);
-  info.recon_checksum = delta_checksum(layout_, ref_);
-  CUDAFX_TRY(write_delta_packet(layout_, info, raw_.data(), raw_.size(), s.zstd_level, packet));
+  CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_, delta_checksum(layout_, ref_), raw_,
+                                 changed, packet, stats));
   have_ref_ = true;
   counter_++;
-  if (stats) {
-    stats->keyframe = key;
-    stats->changed_bytes = key ? layout_.frame_bytes : changed;
-    stats->raw_bytes = raw_.size();
-    stats->packet_bytes = packet->size();
-  }
   return Status::ok();
 }
 

@@ -56,21 +56,11 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
   } else {
     pack_delta_payload(layout_, residual_host_.bytes(), changed_host_.bytes(), &raw_, &changed);
   }
-  DeltaPacketInfo info;
-  info.keyframe = key;
-  info.compression = s.compression;
-  info.counter = counter_;
-  info.threshold = static_cast<uint8_t>(s.threshold);
-  info.recon_checksum = *static_cast<const uint64_t*>(sum_host_.get());
-  CUDAFX_TRY(write_delta_packet(layout_, info, raw_.data(), raw_.size(), s.zstd_level, packet));
+  CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_,
+                                 *static_cast<const uint64_t*>(sum_host_.get()), raw_, changed,
+                                 packet, stats));
   have_ref_ = true;
   counter_++;
-  if (stats) {
-    stats->keyframe = key;
-    stats->changed_bytes = key ? layout_.frame_bytes : changed;
-    stats->raw_bytes = raw_.size();
-    stats->packet_bytes = packet->size();
-  }
   return Status::ok();
 }
 

@@ -98,6 +98,15 @@ Status read_delta_packet(const DeltaLayout& layout, const uint8_t* data, size_t 
 
 // -- streams --
 
+struct DeltaEncodeSettings;
+struct DeltaEncodeStats;
+// The last step of both encoders: header fields from the settings, the
+// packet, and the statistics.
+Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings& settings,
+                           bool keyframe, uint32_t counter, uint64_t recon_checksum,
+                           const std::vector<uint8_t>& raw, size_t changed_bytes,
+                           std::vector<uint8_t>* packet, DeltaEncodeStats* stats);
+
 struct DeltaEncodeSettings {
   int threshold = 0;  // 0..255
   bool force_keyframe = false;
