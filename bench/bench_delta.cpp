@@ -8,13 +8,13 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "report.hpp"
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/delta.hpp"
 
@@ -28,20 +28,6 @@ std::string fmt(const char* f, double v) {
   return v < 0 ? "n/a" : b;
 }
 
-bool write_section(const std::string& path, const std::string& text) {
-  const std::string begin = "<!-- bench_delta: begin -->\n", end = "<!-- bench_delta: end -->\n";
-  std::stringstream ss;
-  ss << std::ifstream(path).rdbuf();
-  std::string doc = ss.str();
-  const size_t b = doc.find(begin), e = doc.find(end);
-  if (b != std::string::npos && e != std::string::npos && e > b)
-    doc.replace(b, e + end.size() - b, begin + text + end);
-  else
-    doc += (doc.empty() ? "# Benchmarks\n\n" : "\n") + begin + text + end;
-  std::ofstream out(path);
-  out << doc;
-  return static_cast<bool>(out);
-}
 
 }  // namespace
 
@@ -140,5 +126,5 @@ int main(int argc, char** argv) {
   }
   md << "\n";
   fputs(md.str().c_str(), stdout);
-  return write_section(out_path, md.str()) ? 0 : 1;
+  return write_report_section(out_path, "bench_delta", md.str()) ? 0 : 1;
 }

@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <sstream>
@@ -24,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "report.hpp"
 #include "cudafx/delta.hpp"
 #include "cudafx/parallel.hpp"
 
@@ -139,21 +139,6 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-bool write_section(const std::string& path, const std::string& text) {
-  const std::string begin = "<!-- bench_delta_clip: begin -->\n",
-                    end = "<!-- bench_delta_clip: end -->\n";
-  std::stringstream ss;
-  ss << std::ifstream(path).rdbuf();
-  std::string doc = ss.str();
-  const size_t b = doc.find(begin), e = doc.find(end);
-  if (b != std::string::npos && e != std::string::npos && e > b)
-    doc.replace(b, e + end.size() - b, begin + text + end);
-  else
-    doc += (doc.empty() ? "# Benchmarks\n\n" : "\n") + begin + text + end;
-  std::ofstream out(path);
-  out << doc;
-  return static_cast<bool>(out);
-}
 
 }  // namespace
 
@@ -290,5 +275,5 @@ int main(int argc, char** argv) {
   for (GstBuffer* b : clip.frames)
     gst_buffer_unref(b);
   gst_caps_unref(clip.caps);
-  return write_section(out_path, md.str()) ? 0 : 1;
+  return write_report_section(out_path, "bench_delta_clip", md.str()) ? 0 : 1;
 }

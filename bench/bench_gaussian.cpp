@@ -16,13 +16,13 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "report.hpp"
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/gaussian.hpp"
 #include "cudafx/parallel.hpp"
@@ -453,29 +453,6 @@ ElementRow bench_element(const Options& o, const DeviceFacts& dev, const Resolut
 
 std::string cell(double v, const char* f = "%.3f") { return v < 0 ? "n/a" : fmt(f, v); }
 
-// Replaces this program's section of the report (between its markers) and
-// keeps the rest, so several benchmark programs and hand-written notes can
-// share docs/benchmarks.md.
-bool write_section(const std::string& path, const std::string& text) {
-  const std::string begin = "<!-- bench_gaussian: begin -->\n", end = "<!-- bench_gaussian: end -->\n";
-  std::string doc;
-  {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    doc = ss.str();
-  }
-  const size_t b = doc.find(begin), e = doc.find(end);
-  const std::string section = begin + text + end;
-  if (b != std::string::npos && e != std::string::npos && e > b)
-    doc.replace(b, e + end.size() - b, section);
-  else
-    doc += (doc.empty() ? "# Benchmarks\n\n" : "\n") + section;
-  std::ofstream out(path);
-  out << doc;
-  return static_cast<bool>(out);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -577,7 +554,7 @@ int main(int argc, char** argv) {
       fprintf(stderr, "%s %s done\n", k.name, r.name);
     }
     md << "\n";
-    write_section(o.out, md.str());  // partial results survive a crash later on
+    write_report_section(o.out, "bench_gaussian", md.str());  // partial results survive a crash later on
   }
 
   md << "### Element throughput (5x5, σ=1.1), frames/s\n\n";
@@ -609,5 +586,5 @@ int main(int argc, char** argv) {
   md << "\n";
   const std::string text = md.str();
   fputs(text.c_str(), stdout);
-  return write_section(o.out, text) ? 0 : 1;
+  return write_report_section(o.out, "bench_gaussian", text) ? 0 : 1;
 }

@@ -152,7 +152,6 @@ post_stats (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   const GstClockTime ts = frame->pts;
   st->window.emplace_back (ts, static_cast < guint > (stats.packet_bytes));
   st->window_bytes += stats.packet_bytes;
-  double seconds = 1.0;
   if (GST_CLOCK_TIME_IS_VALID (ts)) {
     while (st->window.size () > 1 && GST_CLOCK_TIME_IS_VALID (st->window.front ().first) &&
         ts - st->window.front ().first >= GST_SECOND) {
@@ -169,7 +168,8 @@ post_stats (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
       "keyframe", G_TYPE_BOOLEAN, stats.keyframe,
       "changed-fraction", G_TYPE_DOUBLE, stats.changed_bytes / frame_bytes,
       "payload-bytes", G_TYPE_UINT, static_cast < guint > (stats.packet_bytes),
-      "bitrate", G_TYPE_DOUBLE, 8.0 * st->window_bytes / seconds, nullptr);
+      /* the window holds (at most) the last second */
+      "bitrate", G_TYPE_DOUBLE, 8.0 * st->window_bytes, nullptr);
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_element (GST_OBJECT (self), s));
 }
