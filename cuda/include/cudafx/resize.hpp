@@ -1,0 +1,130 @@
+// Resize (scaling): nearest, bilinear and bicubic, any output size, per plane.
+//
+// Semantics (identical on both backends, bit for bit):
+//  - Nearest: OpenCV's INTER_NEAREST rule, per plane: output sample x takes
+//    source sample min(floor(x * src / dst), src - 1) (the product in double,
+//    as OpenCV computes it). Exact copies of source bytes.
+//  - Bilinear and bicubic: pixel centres aligned, as cv::resize does: output
+//    sample x sits at source coordinate u = (x + 0.5) * src / dst - 0.5.
+//    Bilinear taps (1 - f, f) at floor(u) and floor(u) + 1, u clamped into
+//    the image at both ends (as OpenCV does). Bicubic: Keys' cubic with
+//    a = -0.75 (OpenCV's INTER_CUBIC; Catmull-Rom would be a = -0.5), taps at
+//    floor(u) - 1 .. floor(u) + 2, out-of-image taps replicate the edge.
+//  - Fixed point, as OpenCV's 8-bit paths: weights quantised to 11 bits
+//    (summing to exactly 2048 an axis), the horizontal pass exact in int32,
+//    the vertical pass exact in int32, then (v + 2^21) >> 22 saturated to a
+//    byte. Integer arithmetic is exact, so CPU and GPU agree bit for bit.
+//  - Downscaling samples the same way (no low-pass prefilter), as cv::resize
+//    with these methods does.
+//  - Subsampled chroma planes (I420, NV12) keep their siting: a chroma sample
+//    of a plane subsampled by 2 sits at luma coordinate 2i + 0.5 (centred,
+//    GStreamer's "jpeg" siting) or 2i (co-sited, "mpeg2" horizontally); the
+//    source coordinate is computed in luma units with the luma scale, so a
+//    chroma sample lands where the luma samples around it land. For centred
+//    siting and even sizes this equals cv::resize on the plane.
+//    Nearest uses each plane's own sizes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cudafx/backend.hpp"
+#include "cudafx/cuda_resources.hpp"
+#include "cudafx/image.hpp"
+#include "cudafx/status.hpp"
+
+namespace cudafx {
+
+enum class ResizeMethod { Nearest, Bilinear, Bicubic };
+
+// Largest side, in and out.
+constexpr int kResizeMaxSize = 32768;
+// Bits of the fixed-point weights (OpenCV's INTER_RESIZE_COEF_BITS).
+constexpr int kResizeCoefBits = 11;
+constexpr int kResizeMaxTaps = 4;
+
+struct ResizeParams {
+  ResizeMethod method = ResizeMethod::Bilinear;
+  // Siting of subsampled chroma samples: co-sited with the first luma sample
+  // of their group (true) or centred between them (false).
+  bool chroma_cosited_h = false;
+  bool chroma_cosited_v = false;
+};
+
+// One output sample's taps on one axis: source samples clamp(base + k) for
+// k < taps, with weights w[k] summing to 2^kResizeCoefBits. Nearest: one tap,
+// base the source sample.
+struct ResizeTap {
+  int32_t base;
+  int16_t w[kResizeMaxTaps];
+};
+
+struct ResizeAxis {
+  int taps = 1;
+  int src_size = 0;            // samples on this axis of the source plane
+  std::vector<ResizeTap> tap;  // one per output sample
+};
+
+struct ResizePlanePlan {
+  PlaneLayout layout;
+  int src_width = 0, src_height = 0, dst_width = 0, dst_height = 0;
+  ResizeAxis x, y;
+};
+
+struct ResizePlan {
+  ImageDesc src, dst;
+  ResizeParams params;
+  int n_planes = 0;
+  ResizePlanePlan planes[kMaxPlanes];
+};
+
+const char* resize_method_name(ResizeMethod m);
+
+// Validates the request (same format both sides, sizes in range) and
+// computes every plane's taps.
+Status plan_resize(const ImageDesc& src, const ImageDesc& dst, const ResizeParams& params,
+                   ResizePlan* out);
+
+// The device copy of a plan's taps, per plane.
+struct ResizeDeviceTaps {
+  const ResizeTap* x[kMaxPlanes] = {nullptr, nullptr, nullptr};
+  const ResizeTap* y[kMaxPlanes] = {nullptr, nullptr, nullptr};
+};
+
+// The op: built once for a pair of formats and sizes, then submitted per
+// frame.
+class ResizeOp {
+ public:
+  // For Backend::Cuda the current CUDA context is the one the op will run in;
+  // creation uploads the taps and allocates everything, submit() nothing.
+  static Status create(Backend backend, const ImageDesc& src, const ImageDesc& dst,
+                       const ResizeParams& params, std::unique_ptr<ResizeOp>* out);
+  ~ResizeOp();
+
+  // Scales src (a view of the plan's src desc) into dst (of its dst desc);
+  // they must not overlap. CUDA: device pointers, queued on `stream`,
+  // returns without waiting. CPU: host pointers, runs to completion.
+  Status submit(StreamHandle stream, const ImageView& src, const ImageView& dst);
+
+  Backend backend() const { return backend_; }
+  const ResizePlan& plan() const { return plan_; }
+
+ private:
+  explicit ResizeOp(Backend backend) : backend_(backend) {}
+
+  Backend backend_;
+  ResizePlan plan_;
+  DeviceBuffer device_taps_;
+  ResizeDeviceTaps taps_;
+  std::vector<int32_t> host_scratch_;  // CPU: per-worker rings of horizontal rows
+};
+
+// The backends, for the op and for tests that call them directly.
+size_t resize_cpu_scratch_ints(const ResizePlan& plan);
+Status resize_cpu(const ResizePlan& plan, const ImageView& src, const ImageView& dst,
+                  std::vector<int32_t>& scratch);
+Status resize_cuda(const ResizePlan& plan, const ResizeDeviceTaps& taps, const ImageView& src,
+                   const ImageView& dst, StreamHandle stream);
+
+}  // namespace cudafx

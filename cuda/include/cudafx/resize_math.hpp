@@ -1,0 +1,25 @@
+// The per-value arithmetic of the resize op, shared by the CPU and CUDA
+// paths. All of it is integer, so both backends agree bit for bit whatever
+// order they accumulate in: a horizontal sum h = sum_k wx[k] * p[k] (exact in
+// int32), a vertical sum v = sum_k wy[k] * h[k] (exact in int32: |w| sums to
+// at most 1.375 * 2^11 an axis, so |v| < 255 * 2816^2 < 2^31), then
+// resize_finish.
+#pragma once
+
+#include <cstdint>
+
+#include "cudafx/hd.hpp"
+
+namespace cudafx {
+
+// Rounds a vertical sum (weights of 2 * 11 bits) to a byte, half up, and
+// saturates (bicubic overshoots at edges).
+CUDAFX_HD uint8_t resize_finish(int32_t v) {
+  const int32_t r = (v + (1 << 21)) >> 22;  // arithmetic shift: floor
+  return static_cast<uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
+}
+
+// The tap index k of a tap run starting at `base`, kept inside [0, n).
+CUDAFX_HD int resize_clamp(int i, int n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
+
+}  // namespace cudafx

@@ -1,0 +1,57 @@
+// The resize op object: plans once, uploads the taps for CUDA (once, at
+// creation), owns the CPU scratch, and dispatches each frame.
+#include <cstring>
+
+#include "cudafx/resize.hpp"
+
+namespace cudafx {
+
+Status ResizeOp::create(Backend backend, const ImageDesc& src, const ImageDesc& dst,
+                        const ResizeParams& params, std::unique_ptr<ResizeOp>* out) {
+  out->reset();
+  if (backend == Backend::Cuda && !cuda_built())
+    return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
+  std::unique_ptr<ResizeOp> op(new ResizeOp(backend));
+  CUDAFX_TRY(plan_resize(src, dst, params, &op->plan_));
+  const ResizePlan& plan = op->plan_;
+  if (backend == Backend::Cpu) {
+    op->host_scratch_.assign(resize_cpu_scratch_ints(plan), 0);
+  } else {
+    // Every plane's x and y taps in one allocation, uploaded here once.
+    std::vector<ResizeTap> all;
+    size_t x_at[kMaxPlanes], y_at[kMaxPlanes];
+    for (int i = 0; i < plan.n_planes; i++) {
+      x_at[i] = all.size();
+      all.insert(all.end(), plan.planes[i].x.tap.begin(), plan.planes[i].x.tap.end());
+      y_at[i] = all.size();
+      all.insert(all.end(), plan.planes[i].y.tap.begin(), plan.planes[i].y.tap.end());
+    }
+    const size_t bytes = all.size() * sizeof(ResizeTap);
+    CUDAFX_TRY(op->device_taps_.allocate(bytes));
+    CudaStream upload;
+    CUDAFX_TRY(upload.create());
+    CUDAFX_TRY(copy_bytes_async(op->device_taps_.get(), all.data(), bytes, upload.get()));
+    CUDAFX_TRY(upload.synchronize());
+    const ResizeTap* base = static_cast<const ResizeTap*>(op->device_taps_.get());
+    for (int i = 0; i < plan.n_planes; i++) {
+      op->taps_.x[i] = base + x_at[i];
+      op->taps_.y[i] = base + y_at[i];
+    }
+  }
+  *out = std::move(op);
+  return Status::ok();
+}
+
+ResizeOp::~ResizeOp() = default;
+
+Status ResizeOp::submit(StreamHandle stream, const ImageView& src, const ImageView& dst) {
+  for (int i = 0; i < plan_.n_planes; i++) {
+    if (src.data[i] == dst.data[i])
+      return Status::invalid("resize: source and destination must not overlap");
+  }
+  if (backend_ == Backend::Cpu)
+    return resize_cpu(plan_, src, dst, host_scratch_);
+  return resize_cuda(plan_, taps_, src, dst, stream);
+}
+
+}  // namespace cudafx

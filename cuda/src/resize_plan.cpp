@@ -1,0 +1,138 @@
+// Validation and planning of the resize op: every output sample's source
+// taps, computed once per pair of sizes in double/float exactly as cv::resize
+// computes them, so that the kernels only gather and multiply-add integers.
+#include <cmath>
+#include <string>
+
+#include "cudafx/resize.hpp"
+
+namespace cudafx {
+namespace {
+
+constexpr int kOne = 1 << kResizeCoefBits;
+
+int16_t quantise(float w) {
+  const long q = std::lrint(static_cast<double>(w) * kOne);
+  return static_cast<int16_t>(q < -32768 ? -32768 : (q > 32767 ? 32767 : q));
+}
+
+// Keys' cubic convolution weights for fractional offset f in [0, 1), a = -0.75,
+// in float and in the order OpenCV evaluates them.
+void cubic_weights(float f, float c[4]) {
+  const float A = -0.75f;
+  c[0] = ((A * (f + 1) - 5 * A) * (f + 1) + 8 * A) * (f + 1) - 4 * A;
+  c[1] = ((A + 2) * f - (A + 3)) * f * f + 1;
+  c[2] = ((A + 2) * (1 - f) - (A + 3)) * (1 - f) * (1 - f) + 1;
+  c[3] = 1.f - c[0] - c[1] - c[2];
+}
+
+// Taps of one axis of one plane.
+//  full_src, full_dst: the image's size on this axis (luma samples);
+//  src, dst: the plane's; shift: the plane's subsampling; cosited: siting of
+//  its samples when subsampled.
+void plan_axis(ResizeMethod method, int full_src, int full_dst, int src, int dst, int shift,
+               bool cosited, ResizeAxis* axis) {
+  axis->src_size = src;
+  axis->tap.assign(dst, ResizeTap{0, {0, 0, 0, 0}});
+  if (method == ResizeMethod::Nearest) {
+    axis->taps = 1;
+    // cv::resize: ifx = 1 / (dst / src), sx = floor(x * ifx).
+    const double ifx = 1.0 / (static_cast<double>(dst) / src);
+    for (int i = 0; i < dst; i++) {
+      const int s = static_cast<int>(std::floor(i * ifx));
+      axis->tap[i].base = s < src - 1 ? s : src - 1;
+      axis->tap[i].w[0] = static_cast<int16_t>(kOne);
+    }
+    return;
+  }
+  axis->taps = method == ResizeMethod::Bilinear ? 2 : 4;
+  // Luma scale, computed as cv::resize does (1 / (dst / src)).
+  const double scale = 1.0 / (static_cast<double>(full_dst) / full_src);
+  const double sub = static_cast<double>(1 << shift);
+  // Where sample i of this plane sits, in luma units: sub * i + offset.
+  const double offset = (shift == 0 || cosited) ? 0.0 : (sub - 1.0) / 2.0;
+  for (int i = 0; i < dst; i++) {
+    const double luma = (sub * i + offset + 0.5) * scale - 0.5;
+    float f = static_cast<float>((luma - offset) / sub);
+    int s = static_cast<int>(std::floor(f));
+    f -= static_cast<float>(s);
+    ResizeTap& t = axis->tap[i];
+    if (method == ResizeMethod::Bilinear) {
+      // As cv::resize: before the first or past the last sample, the edge.
+      if (s < 0) {
+        s = 0;
+        f = 0.f;
+      }
+      if (s >= src - 1) {
+        s = src - 1;
+        f = 0.f;
+      }
+      t.base = s;
+      t.w[1] = quantise(f);
+      t.w[0] = static_cast<int16_t>(kOne - t.w[1]);
+    } else {
+      float c[4];
+      cubic_weights(f, c);
+      t.base = s - 1;
+      int sum = 0;
+      for (int k = 0; k < 3; k++) {
+        t.w[k] = quantise(c[k]);
+        sum += t.w[k];
+      }
+      t.w[3] = static_cast<int16_t>(kOne - sum);
+    }
+  }
+}
+
+bool size_ok(int v) { return v >= 1 && v <= kResizeMaxSize; }
+
+std::string size_text(const ImageDesc& d) {
+  return std::to_string(d.width) + "x" + std::to_string(d.height);
+}
+
+}  // namespace
+
+const char* resize_method_name(ResizeMethod m) {
+  switch (m) {
+    case ResizeMethod::Nearest: return "nearest-neighbour";
+    case ResizeMethod::Bilinear: return "bilinear";
+    case ResizeMethod::Bicubic: return "bicubic";
+  }
+  return "?";
+}
+
+Status plan_resize(const ImageDesc& src, const ImageDesc& dst, const ResizeParams& params,
+                   ResizePlan* out) {
+  if (src.format != dst.format)
+    return Status::invalid(std::string("resize: source and destination formats differ (") +
+                           format_info(src.format).name + " vs " +
+                           format_info(dst.format).name + ")");
+  if (!size_ok(src.width) || !size_ok(src.height) || !size_ok(dst.width) || !size_ok(dst.height))
+    return Status::invalid("resize: sizes must be 1.." + std::to_string(kResizeMaxSize) +
+                           " on a side, got " + size_text(src) + " -> " + size_text(dst));
+  if (params.method != ResizeMethod::Nearest && params.method != ResizeMethod::Bilinear &&
+      params.method != ResizeMethod::Bicubic)
+    return Status::invalid("resize: unknown method");
+  const FormatInfo& fi = format_info(src.format);
+  ResizePlan plan;
+  plan.src = src;
+  plan.dst = dst;
+  plan.params = params;
+  plan.n_planes = fi.n_planes;
+  for (int i = 0; i < fi.n_planes; i++) {
+    ResizePlanePlan& p = plan.planes[i];
+    p.layout = fi.planes[i];
+    p.src_width = plane_width(fi, i, src.width);
+    p.src_height = plane_height(fi, i, src.height);
+    p.dst_width = plane_width(fi, i, dst.width);
+    p.dst_height = plane_height(fi, i, dst.height);
+    plan_axis(params.method, src.width, dst.width, p.src_width, p.dst_width, p.layout.x_shift,
+              params.chroma_cosited_h, &p.x);
+    plan_axis(params.method, src.height, dst.height, p.src_height, p.dst_height,
+              p.layout.y_shift, params.chroma_cosited_v, &p.y);
+  }
+  *out = std::move(plan);
+  return Status::ok();
+}
+
+}  // namespace cudafx

@@ -1,0 +1,340 @@
+// The resize op against cv::resize (the oracle) on the CPU backend, chroma
+// siting against a double-precision reference, and the CUDA backend against
+// the CPU backend, bit for bit.
+#include <gtest/gtest.h>
+#include <opencv2/imgproc.hpp>
+
+#include <cmath>
+#include <memory>
+#include <tuple>
+
+#include "cudafx/resize.hpp"
+#include "support/gpu.hpp"
+#include "support/gst_image.hpp"
+#include "support/host_image.hpp"
+
+using namespace cudafx;
+using testing_support::HostImage;
+
+namespace {
+
+const PixelFormat kAllFormats[] = {
+    PixelFormat::RGBA, PixelFormat::BGRA, PixelFormat::RGBx, PixelFormat::BGRx,
+    PixelFormat::ARGB, PixelFormat::ABGR, PixelFormat::RGB,  PixelFormat::BGR,
+    PixelFormat::GRAY8, PixelFormat::I420, PixelFormat::NV12, PixelFormat::Y444};
+const ResizeMethod kAllMethods[] = {ResizeMethod::Nearest, ResizeMethod::Bilinear,
+                                    ResizeMethod::Bicubic};
+
+int cv_interpolation(ResizeMethod m) {
+  switch (m) {
+    case ResizeMethod::Nearest: return cv::INTER_NEAREST;
+    case ResizeMethod::Bilinear: return cv::INTER_LINEAR;
+    case ResizeMethod::Bicubic: return cv::INTER_CUBIC;
+  }
+  return cv::INTER_LINEAR;
+}
+
+bool subsampled(PixelFormat f) { return f == PixelFormat::I420 || f == PixelFormat::NV12; }
+
+// cv::resize on every plane, to that plane's output size.
+HostImage oracle(const HostImage& src, const ImageDesc& dst_desc, ResizeMethod m) {
+  HostImage dst(dst_desc);
+  const FormatInfo& fi = format_info(dst_desc.format);
+  for (int i = 0; i < fi.n_planes; i++) {
+    cv::Mat out;
+    cv::resize(src.plane_mat(i), out,
+               cv::Size(plane_width(fi, i, dst_desc.width), plane_height(fi, i, dst_desc.height)),
+               0, 0, cv_interpolation(m));
+    out.copyTo(dst.plane_mat(i));
+  }
+  return dst;
+}
+
+HostImage run_cpu(const HostImage& src, const ImageDesc& dst_desc, const ResizeParams& p,
+                  size_t pad = 0) {
+  std::unique_ptr<ResizeOp> op;
+  Status s = ResizeOp::create(Backend::Cpu, src.desc(), dst_desc, p, &op);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  HostImage dst(dst_desc, pad);
+  if (op) {
+    s = op->submit(nullptr, src.view(), dst.view());
+    EXPECT_TRUE(s.is_ok()) << s.message();
+  }
+  return dst;
+}
+
+HostImage run_cuda(const HostImage& src, const ImageDesc& dst_desc, const ResizeParams& p,
+                   size_t align) {
+  CudaStream stream;
+  EXPECT_TRUE(stream.create().is_ok());
+  testing_support::DeviceImage din(src.desc(), align), dout(dst_desc, align);
+  EXPECT_TRUE(din.status().is_ok()) << din.status().message();
+  EXPECT_TRUE(dout.status().is_ok()) << dout.status().message();
+  std::unique_ptr<ResizeOp> op;
+  Status s = ResizeOp::create(Backend::Cuda, src.desc(), dst_desc, p, &op);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  HostImage dst(dst_desc);
+  if (!op)
+    return dst;
+  EXPECT_TRUE(din.upload(src.view(), stream.get()).is_ok());
+  s = op->submit(stream.get(), din.view(), dout.view());
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  EXPECT_TRUE(dout.download(dst.view(), stream.get()).is_ok());
+  s = stream.synchronize();
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return dst;
+}
+
+// Source and destination sizes: upscales by 1.5, 2, 3 and 4, downscales, odd
+// sizes, and degenerate ones.
+const int kSizes[][4] = {
+    {64, 48, 96, 72},     // x1.5
+    {173, 97, 346, 194},  // x2, odd source
+    {41, 29, 123, 87},    // x3
+    {37, 23, 148, 92},    // x4
+    {160, 120, 80, 60},   // /2
+    {173, 97, 64, 35},    // arbitrary downscale
+    {200, 150, 57, 41},   // strong downscale (filter window restarts)
+    {30, 20, 77, 53},     // non-integer upscale, different factors an axis
+    {1, 1, 7, 5},         // a single pixel
+    {9, 7, 1, 1},         // to a single pixel
+};
+
+std::string sizes_text(const int* s) {
+  return std::to_string(s[0]) + "x" + std::to_string(s[1]) + "->" + std::to_string(s[2]) + "x" +
+         std::to_string(s[3]);
+}
+
+}  // namespace
+
+TEST(ResizePlan, RejectsBadRequests) {
+  ResizePlan plan;
+  EXPECT_EQ(plan_resize({PixelFormat::RGBA, 16, 16}, {PixelFormat::NV12, 32, 32}, {}, &plan)
+                .message(),
+            "resize: source and destination formats differ (RGBA vs NV12)");
+  EXPECT_EQ(plan_resize({PixelFormat::RGBA, 0, 16}, {PixelFormat::RGBA, 32, 32}, {}, &plan)
+                .message(),
+            "resize: sizes must be 1..32768 on a side, got 0x16 -> 32x32");
+  EXPECT_FALSE(
+      plan_resize({PixelFormat::RGBA, 16, 16}, {PixelFormat::RGBA, 40000, 32}, {}, &plan).is_ok());
+  ResizeParams bad;
+  bad.method = static_cast<ResizeMethod>(7);
+  EXPECT_EQ(plan_resize({PixelFormat::RGBA, 16, 16}, {PixelFormat::RGBA, 32, 32}, bad, &plan)
+                .message(),
+            "resize: unknown method");
+}
+
+TEST(ResizePlan, WeightsSumToOneAndTapsAsDocumented) {
+  ResizePlan plan;
+  ResizeParams p;
+  p.method = ResizeMethod::Bicubic;
+  ASSERT_TRUE(plan_resize({PixelFormat::I420, 100, 60}, {PixelFormat::I420, 250, 90}, p, &plan)
+                  .is_ok());
+  EXPECT_EQ(plan.planes[1].dst_width, 125);
+  EXPECT_EQ(plan.planes[0].x.taps, 4);
+  for (int i = 0; i < plan.n_planes; i++) {
+    for (const ResizeAxis* ax : {&plan.planes[i].x, &plan.planes[i].y}) {
+      for (const ResizeTap& t : ax->tap) {
+        int sum = 0;
+        for (int k = 0; k < ax->taps; k++)
+          sum += t.w[k];
+        EXPECT_EQ(sum, 1 << kResizeCoefBits);
+      }
+    }
+  }
+  // x2.5 bicubic: output 0 sits at source -0.3, so taps start at -2.
+  EXPECT_EQ(plan.planes[0].x.tap[0].base, -2);
+  p.method = ResizeMethod::Nearest;
+  ASSERT_TRUE(plan_resize({PixelFormat::GRAY8, 10, 10}, {PixelFormat::GRAY8, 4, 30}, p, &plan)
+                  .is_ok());
+  EXPECT_EQ(plan.planes[0].x.tap[3].base, 7);  // floor(3 * 2.5)
+  EXPECT_EQ(plan.planes[0].y.tap[29].base, 9);
+}
+
+TEST(ResizeOp, RejectsMismatchedViews) {
+  std::unique_ptr<ResizeOp> op;
+  ASSERT_TRUE(ResizeOp::create(Backend::Cpu, {PixelFormat::RGBA, 16, 16},
+                               {PixelFormat::RGBA, 32, 32}, {}, &op)
+                  .is_ok());
+  HostImage a({PixelFormat::RGBA, 16, 16}), b({PixelFormat::RGBA, 16, 16});
+  EXPECT_EQ(op->submit(nullptr, a.view(), b.view()).message(),
+            "resize destination: image does not match the op's format or size");
+  EXPECT_EQ(op->submit(nullptr, a.view(), a.view()).message(),
+            "resize: source and destination must not overlap");
+}
+
+class ResizeVsOpenCV : public ::testing::TestWithParam<std::tuple<PixelFormat, ResizeMethod>> {};
+
+TEST_P(ResizeVsOpenCV, CpuMatchesOpenCV) {
+  const auto [format, method] = GetParam();
+  ResizeParams p;
+  p.method = method;
+  uint32_t seed = 1;
+  for (const auto& sz : kSizes) {
+    int s[4] = {sz[0], sz[1], sz[2], sz[3]};
+    // cv::resize on a chroma plane scales by the plane's own ratio; with even
+    // sizes that is the luma ratio our siting uses.
+    if (subsampled(format) && method != ResizeMethod::Nearest) {
+      for (int& v : s)
+        v += v % 2;
+    }
+    HostImage src({format, s[0], s[1]}, 3);
+    src.fill_random(seed++);
+    const ImageDesc dd{format, s[2], s[3]};
+    const HostImage got = run_cpu(src, dd, p, 5);
+    const HostImage want = oracle(src, dd, method);
+    const int tolerance = method == ResizeMethod::Nearest ? 0 : 1;
+    EXPECT_LE(testing_support::max_abs_diff(got.view(), want.view()), tolerance)
+        << sizes_text(s);
+  }
+}
+
+TEST_P(ResizeVsOpenCV, CudaEqualsCpuBitForBit) {
+  SKIP_WITHOUT_GPU();
+  const auto [format, method] = GetParam();
+  ResizeParams p;
+  p.method = method;
+  p.chroma_cosited_h = true;
+  const size_t aligns[] = {256, 1, 4};
+  uint32_t seed = 100;
+  for (const auto& s : kSizes) {
+    for (size_t align : aligns) {
+      HostImage src({format, s[0], s[1]});
+      src.fill_random(seed++);
+      const ImageDesc dd{format, s[2], s[3]};
+      const HostImage cpu = run_cpu(src, dd, p);
+      const HostImage gpu = run_cuda(src, dd, p, align);
+      EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+          << sizes_text(s) << " align " << align << " max diff "
+          << testing_support::max_abs_diff(cpu.view(), gpu.view());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormatsAndMethods, ResizeVsOpenCV,
+                         ::testing::Combine(::testing::ValuesIn(kAllFormats),
+                                            ::testing::ValuesIn(kAllMethods)),
+                         [](const auto& info) {
+                           std::string m = resize_method_name(std::get<1>(info.param));
+                           m = m.substr(0, m.find('-'));
+                           return std::string(format_info(std::get<0>(info.param)).name) + "_" + m;
+                         });
+
+// Chroma siting, at odd sizes too: each chroma sample against a direct
+// evaluation in double of the documented rule (sample i of a plane
+// subsampled by 2 sits at luma 2i + 0.5, or 2i when co-sited; the source
+// coordinate follows the luma scale).
+namespace {
+
+double cubic(double x) {
+  const double a = -0.75;
+  x = std::fabs(x);
+  if (x < 1)
+    return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2)
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
+}
+
+// Weights of one output sample on one axis, as (index, weight) pairs.
+std::vector<std::pair<int, double>> reference_taps(ResizeMethod m, int full_src, int full_dst,
+                                                   int src, int i, int shift, bool cosited) {
+  const double sub = 1 << shift, off = (shift && !cosited) ? (sub - 1) / 2 : 0;
+  double u = ((sub * i + off + 0.5) * full_src / full_dst - 0.5 - off) / sub;
+  std::vector<std::pair<int, double>> t;
+  if (m == ResizeMethod::Bilinear) {
+    u = std::min(std::max(u, 0.0), src - 1.0);
+    const int s = static_cast<int>(std::floor(u));
+    const double f = u - s;
+    t.push_back({s, 1 - f});
+    t.push_back({std::min(s + 1, src - 1), f});
+  } else {
+    const int s = static_cast<int>(std::floor(u));
+    for (int k = -1; k <= 2; k++)
+      t.push_back({std::min(std::max(s + k, 0), src - 1), cubic(u - (s + k))});
+  }
+  return t;
+}
+
+}  // namespace
+
+class ResizeChromaSiting
+    : public ::testing::TestWithParam<std::tuple<PixelFormat, ResizeMethod, bool, bool>> {};
+
+TEST_P(ResizeChromaSiting, MatchesDoubleReference) {
+  const auto [format, method, cosited_h, cosited_v] = GetParam();
+  ResizeParams p;
+  p.method = method;
+  p.chroma_cosited_h = cosited_h;
+  p.chroma_cosited_v = cosited_v;
+  const int sizes[][4] = {{173, 97, 301, 211}, {64, 48, 96, 72}, {99, 71, 40, 33}};
+  uint32_t seed = 9;
+  for (const auto& s : sizes) {
+    HostImage src({format, s[0], s[1]}, 1);
+    src.fill_random(seed++);
+    const ImageDesc dd{format, s[2], s[3]};
+    const HostImage got = run_cpu(src, dd, p);
+    const FormatInfo& fi = format_info(format);
+    int worst = 0;
+    for (int pl = 1; pl < fi.n_planes; pl++) {
+      const cv::Mat in = src.plane_mat(pl), out = got.plane_mat(pl);
+      const int C = fi.planes[pl].channels;
+      const int sw = plane_width(fi, pl, s[0]), sh = plane_height(fi, pl, s[1]);
+      for (int y = 0; y < out.rows; y++) {
+        const auto ty = reference_taps(method, s[1], s[3], sh, y, 1, cosited_v);
+        for (int x = 0; x < out.cols; x++) {
+          const auto tx = reference_taps(method, s[0], s[2], sw, x, 1, cosited_h);
+          for (int c = 0; c < C; c++) {
+            double v = 0;
+            for (const auto& [iy, wy] : ty)
+              for (const auto& [ix, wx] : tx)
+                v += wy * wx * in.ptr<uint8_t>(iy)[ix * C + c];
+            const int want = static_cast<int>(std::lround(std::min(std::max(v, 0.0), 255.0)));
+            worst = std::max(worst, std::abs(want - out.ptr<uint8_t>(y)[x * C + c]));
+          }
+        }
+      }
+    }
+    EXPECT_LE(worst, 1) << sizes_text(s);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Subsampled, ResizeChromaSiting,
+                         ::testing::Combine(::testing::Values(PixelFormat::I420, PixelFormat::NV12),
+                                            ::testing::Values(ResizeMethod::Bilinear,
+                                                              ResizeMethod::Bicubic),
+                                            ::testing::Bool(), ::testing::Bool()));
+
+// Real photographs from ../shared/testdata, x2 and x0.6 in every method.
+class ResizeOnPhotos : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ResizeOnPhotos, CpuMatchesOpenCVAndCudaMatchesCpu) {
+  HostImage img;
+  std::string err;
+  const std::string path = testing_support::testdata_dir() + "/" + GetParam();
+  ASSERT_TRUE(testing_support::load_image(path, PixelFormat::RGBA, &img, &err)) << err;
+  const bool gpu = testing_support::gpu_available();
+  for (ResizeMethod m : kAllMethods) {
+    for (double f : {2.0, 0.6}) {
+      ResizeParams p;
+      p.method = m;
+      const ImageDesc dd{PixelFormat::RGBA, static_cast<int>(img.desc().width * f),
+                         static_cast<int>(img.desc().height * f)};
+      const HostImage cpu = run_cpu(img, dd, p);
+      EXPECT_LE(testing_support::max_abs_diff(cpu.view(), oracle(img, dd, m).view()),
+                m == ResizeMethod::Nearest ? 0 : 1)
+          << resize_method_name(m) << " x" << f;
+      if (gpu) {
+        EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), run_cuda(img, dd, p, 256).view()))
+            << resize_method_name(m) << " x" << f;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TestData, ResizeOnPhotos,
+                         ::testing::Values("fruits.jpg", "building.jpg", "box.png"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           return n.substr(0, n.find('.'));
+                         });
