@@ -222,8 +222,13 @@ static GstCaps *
 gst_cuda_fx_filter_transform_caps (GstBaseTransform * trans,
     GstPadDirection direction, GstCaps * caps, GstCaps * filter)
 {
-  GstCudaFxFilterState *st = get_state (GST_CUDA_FX_FILTER (trans));
-  GstCaps *result = gst_cuda_fx_filter_caps_any_memory (caps);
+  GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
+  GstCudaFxFilterState *st = get_state (self);
+  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
+  GstCaps *video = klass->transform_video_caps ?
+      klass->transform_video_caps (self, direction, caps) : gst_caps_ref (caps);
+  GstCaps *result = gst_cuda_fx_filter_caps_any_memory (video);
+  gst_caps_unref (video);
   if (st->started && st->backend != cudafx::Backend::Cuda)
     result = drop_cuda_memory (result);
   GstPad *other = direction == GST_PAD_SINK ? trans->srcpad : trans->sinkpad;
@@ -397,6 +402,8 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     return FALSE;
   }
   st->configured = true;
+  gst_base_transform_set_passthrough (trans, klass->passthrough_on_same_info &&
+      st->in_cuda == st->out_cuda && gst_video_info_is_equal (&st->in_info, &st->out_info));
   GST_DEBUG_OBJECT (self, "configured: %s -> %s, backend %s",
       st->in_cuda ? "cuda" : "system", st->out_cuda ? "cuda" : "system",
       st->backend == cudafx::Backend::Cuda ? "cuda" : "cpu");

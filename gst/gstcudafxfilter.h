@@ -54,6 +54,17 @@ struct _GstCudaFxFilterClass
       const cudafx::ImageView & dst, cudafx::StreamHandle stream);
   /* Releases the op; the CUDA context is current for Cuda. */
   void (*teardown) (GstCudaFxFilter * self);
+  /* Optional: the video caps (fields only; memory features are the base
+   * class's business) that the other pad can have for `caps` on the pad of
+   * `direction`. Not set: the same caps (a filter that keeps format and
+   * size). A scaler frees width and height here; it then also implements
+   * GstBaseTransform's fixate_caps. Returns a new reference. */
+  GstCaps *(*transform_video_caps) (GstCudaFxFilter * self,
+      GstPadDirection direction, GstCaps * caps);
+  /* TRUE: buffers pass through untouched when both pads have the same
+   * video info (format, size, ...) in the same memory, even where the caps
+   * differ in fields that do not change pixels. */
+  gboolean passthrough_on_same_info;
 
   gpointer _reserved[GST_PADDING];
 };

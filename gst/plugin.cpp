@@ -5,6 +5,7 @@
 #include "gstcudadeltadec.h"
 #include "gstcudadeltaenc.h"
 #include "gstcudagaussian.h"
+#include "gstcudaupscale.h"
 #if HAVE_GSTCUDA
 #include <gst/cuda/gstcudamemory.h>
 #endif
@@ -19,6 +20,7 @@ plugin_init (GstPlugin * plugin)
   gst_cuda_memory_init_once ();
 #endif
   ok |= GST_ELEMENT_REGISTER (cudagaussian, plugin);
+  ok |= GST_ELEMENT_REGISTER (cudaupscale, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltaenc, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltadec, plugin);
   return ok;

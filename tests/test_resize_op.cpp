@@ -2,7 +2,6 @@
 // siting against a double-precision reference, and the CUDA backend against
 // the CPU backend, bit for bit.
 #include <gtest/gtest.h>
-#include <opencv2/imgproc.hpp>
 
 #include <cmath>
 #include <memory>
@@ -12,6 +11,7 @@
 #include "support/gpu.hpp"
 #include "support/gst_image.hpp"
 #include "support/host_image.hpp"
+#include "support/resize_oracle.hpp"
 
 using namespace cudafx;
 using testing_support::HostImage;
@@ -25,29 +25,10 @@ const PixelFormat kAllFormats[] = {
 const ResizeMethod kAllMethods[] = {ResizeMethod::Nearest, ResizeMethod::Bilinear,
                                     ResizeMethod::Bicubic};
 
-int cv_interpolation(ResizeMethod m) {
-  switch (m) {
-    case ResizeMethod::Nearest: return cv::INTER_NEAREST;
-    case ResizeMethod::Bilinear: return cv::INTER_LINEAR;
-    case ResizeMethod::Bicubic: return cv::INTER_CUBIC;
-  }
-  return cv::INTER_LINEAR;
-}
-
 bool subsampled(PixelFormat f) { return f == PixelFormat::I420 || f == PixelFormat::NV12; }
 
-// cv::resize on every plane, to that plane's output size.
 HostImage oracle(const HostImage& src, const ImageDesc& dst_desc, ResizeMethod m) {
-  HostImage dst(dst_desc);
-  const FormatInfo& fi = format_info(dst_desc.format);
-  for (int i = 0; i < fi.n_planes; i++) {
-    cv::Mat out;
-    cv::resize(src.plane_mat(i), out,
-               cv::Size(plane_width(fi, i, dst_desc.width), plane_height(fi, i, dst_desc.height)),
-               0, 0, cv_interpolation(m));
-    out.copyTo(dst.plane_mat(i));
-  }
-  return dst;
+  return testing_support::resize_oracle(src, dst_desc, m);
 }
 
 HostImage run_cpu(const HostImage& src, const ImageDesc& dst_desc, const ResizeParams& p,

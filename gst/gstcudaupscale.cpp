@@ -1,0 +1,439 @@
+/**
+ * SECTION:element-cudaupscale
+ * @title: cudaupscale
+ *
+ * Scales video, up or down, to any size: nearest-neighbour, bilinear or
+ * bicubic (Keys, a = -0.75, as OpenCV's INTER_CUBIC), on a CUDA device or on
+ * the CPU, with the same result bit for bit. Pixel centres are aligned
+ * (as videoscale and cv::resize do); nearest-neighbour picks the sample
+ * floor(x * in / out), as cv::resize's INTER_NEAREST does. Subsampled chroma
+ * (I420, NV12) keeps its siting (the caps' chroma-site).
+ *
+ * The output size comes from caps negotiation, as with videoscale: put a
+ * capsfilter with the size after the element. A free side keeps the display
+ * aspect ratio, adjusting the pixel-aspect-ratio when both sizes are fixed.
+ * #GstCudaUpscale:factor fixes the output to factor times the input instead.
+ * Equal sizes in the same memory pass buffers through untouched.
+ *
+ * Frames in system memory are copied to the device through pinned memory;
+ * frames in memory:CUDAMemory (from cudaupload or another cudafx element)
+ * stay on the device.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=RGBA,width=1920,height=1080 ! cudaupscale method=bicubic ! video/x-raw,width=3840,height=2160 ! fakesink
+ * ]| Upscales 1080p to 2160p, bicubic.
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=RGBA ! cudaupscale factor=2 method=nearest-neighbour ! videoconvert ! autovideosink
+ * ]| Doubles a camera's frames in each direction, the method of the
+ * "Parallelized Nearest Neighbor Upscaler" report.
+ * |[
+ * gst-launch-1.0 videotestsrc ! cudaupload ! cudaupscale ! video/x-raw(memory:CUDAMemory),width=1280,height=720 ! cudadownload ! autovideosink
+ * ]| Scales frames that stay in CUDA memory.
+ */
+#include "gstcudaupscale.h"
+
+#include <cmath>
+#include <memory>
+
+#include "cudafx/resize.hpp"
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_upscale_debug);
+#define GST_CAT_DEFAULT gst_cuda_upscale_debug
+
+enum
+{
+  PROP_0,
+  PROP_METHOD,
+  PROP_FACTOR,
+};
+
+#define DEFAULT_METHOD GST_CUDA_UPSCALE_BILINEAR
+#define DEFAULT_FACTOR 0.0
+#define MAX_FACTOR 16.0
+
+#define CUDA_FORMATS "{ RGBA, BGRA, RGBx, BGRx, ARGB, ABGR, RGB, BGR, I420, NV12, Y444 }"
+#define SYSTEM_FORMATS "{ RGBA, BGRA, RGBx, BGRx, ARGB, ABGR, RGB, BGR, GRAY8, I420, NV12, Y444 }"
+
+struct GstCudaUpscaleState
+{
+  /* properties, under the object lock */
+  GstCudaUpscaleMethod method = DEFAULT_METHOD;
+  gdouble factor = DEFAULT_FACTOR;
+  bool method_changed = false;
+
+  /* streaming thread, from setup */
+  cudafx::ImageDesc in_desc, out_desc;
+  cudafx::ResizeParams params;
+  cudafx::Backend backend = cudafx::Backend::Cpu;
+  std::unique_ptr < cudafx::ResizeOp > op;
+};
+
+struct _GstCudaUpscale
+{
+  GstCudaFxFilter parent;
+  GstCudaUpscaleState *state;
+};
+
+G_DEFINE_TYPE (GstCudaUpscale, gst_cuda_upscale, GST_TYPE_CUDA_FX_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (cudaupscale, "cudaupscale", GST_RANK_NONE,
+    GST_TYPE_CUDA_UPSCALE);
+
+GType
+gst_cuda_upscale_method_get_type (void)
+{
+  static GType type = 0;
+  /* videoscale's nicks where it has the method */
+  static const GEnumValue values[] = {
+    {GST_CUDA_UPSCALE_NEAREST, "Nearest neighbour", "nearest-neighbour"},
+    {GST_CUDA_UPSCALE_BILINEAR, "Bilinear (2x2 taps)", "bilinear"},
+    {GST_CUDA_UPSCALE_BICUBIC, "Bicubic (4x4 taps, Keys a=-0.75 as OpenCV)",
+        "bicubic"},
+    {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaUpscaleMethod", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static cudafx::ResizeMethod
+to_method (GstCudaUpscaleMethod m)
+{
+  switch (m) {
+    case GST_CUDA_UPSCALE_NEAREST:
+      return cudafx::ResizeMethod::Nearest;
+    case GST_CUDA_UPSCALE_BICUBIC:
+      return cudafx::ResizeMethod::Bicubic;
+    case GST_CUDA_UPSCALE_BILINEAR:
+    default:
+      return cudafx::ResizeMethod::Bilinear;
+  }
+}
+
+/* ---- caps ---- */
+
+/* Maps an int field (fixed or range) of `s` through x -> round(x * f)
+ * (forward) or to every x whose image is in the field (inverse), within the
+ * op's size range; f = 0 frees the field. FALSE when nothing maps. */
+static gboolean
+map_size_field (GstStructure * s, const gchar * field, double f, bool inverse)
+{
+  const int min_size = 1, max_size = cudafx::kResizeMaxSize;
+  const GValue *v = gst_structure_get_value (s, field);
+  int lo, hi;
+  if (v && G_VALUE_HOLDS_INT (v)) {
+    lo = hi = g_value_get_int (v);
+  } else if (v && GST_VALUE_HOLDS_INT_RANGE (v)) {
+    lo = gst_value_get_int_range_min (v);
+    hi = gst_value_get_int_range_max (v);
+  } else {
+    f = 0;
+  }
+  if (f <= 0) {
+    gst_structure_set (s, field, GST_TYPE_INT_RANGE, min_size, max_size, nullptr);
+    return TRUE;
+  }
+  auto image =[f](double x) {
+    return (double) std::lround (x * f);
+  };
+  if (!inverse) {
+    lo = (int) CLAMP (image (lo), min_size, max_size);
+    hi = (int) CLAMP (image (hi), min_size, max_size);
+  } else {
+    /* image() is monotonic: step in from estimates just outside. */
+    const double t_lo = lo, t_hi = hi;
+    double a = MAX (min_size, std::floor ((t_lo - 0.5) / f) - 1);
+    double b = MIN (max_size, std::ceil ((t_hi + 0.5) / f) + 1);
+    while (a <= b && image (a) < t_lo)
+      a++;
+    while (b >= a && image (b) > t_hi)
+      b--;
+    if (a > b)
+      return FALSE;
+    lo = (int) a;
+    hi = (int) b;
+  }
+  if (lo == hi)
+    gst_structure_set (s, field, G_TYPE_INT, lo, nullptr);
+  else
+    gst_structure_set (s, field, GST_TYPE_INT_RANGE, lo, hi, nullptr);
+  return TRUE;
+}
+
+static GstCaps *
+gst_cuda_upscale_transform_video_caps (GstCudaFxFilter * filter,
+    GstPadDirection direction, GstCaps * caps)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (filter);
+  GST_OBJECT_LOCK (self);
+  const gdouble factor = self->state->factor;
+  GST_OBJECT_UNLOCK (self);
+
+  GstCaps *ret = gst_caps_new_empty ();
+  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+    GstStructure *s = gst_structure_copy (gst_caps_get_structure (caps, i));
+    GstCapsFeatures *f = gst_caps_get_features (caps, i);
+    /* Sizes follow the factor, or are free; a free size frees the pixel
+     * aspect ratio too (fixate_caps then keeps the display aspect ratio). */
+    const bool inverse = direction == GST_PAD_SRC;
+    if (!map_size_field (s, "width", factor, inverse) ||
+        !map_size_field (s, "height", factor, inverse)) {
+      gst_structure_free (s);
+      continue;
+    }
+    if (factor <= 0 && gst_structure_has_field (s, "pixel-aspect-ratio"))
+      gst_structure_set (s, "pixel-aspect-ratio", GST_TYPE_FRACTION_RANGE, 1,
+          G_MAXINT, G_MAXINT, 1, nullptr);
+    ret = gst_caps_merge_structure_full (ret, s, f ? gst_caps_features_copy (f) : nullptr);
+  }
+  GST_DEBUG_OBJECT (self, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
+      direction == GST_PAD_SINK ? "sink" : "src", caps, ret);
+  return ret;
+}
+
+/* round(v * num / den) */
+static gint
+scale_round (gint v, gint num, gint den)
+{
+  if (den == 0)
+    return v;
+  return (gint) gst_util_uint64_scale_round ((guint64) v, (guint64) num, (guint64) den);
+}
+
+/* Fixes the free size or pixel-aspect-ratio of `outs` so that the display
+ * aspect ratio of the input is kept, as videoscale does: both sizes fixed →
+ * the pixel-aspect-ratio; one fixed → the other, with the pixel-aspect-ratio
+ * kept as close to the input's as downstream allows; none → the input's
+ * height and the width that keeps the ratio. */
+static void
+fixate_to_dar (GstCudaUpscale * self, GstStructure * ins, GstStructure * outs)
+{
+  gint from_w, from_h, from_par_n = 1, from_par_d = 1;
+  if (!gst_structure_get_int (ins, "width", &from_w) ||
+      !gst_structure_get_int (ins, "height", &from_h))
+    return;
+  gst_structure_get_fraction (ins, "pixel-aspect-ratio", &from_par_n, &from_par_d);
+  gint dar_n, dar_d;
+  if (!gst_util_fraction_multiply (from_w, from_h, from_par_n, from_par_d, &dar_n, &dar_d)) {
+    GST_WARNING_OBJECT (self, "display aspect ratio overflows; not keeping it");
+    return;
+  }
+  gint w = 0, h = 0;
+  const gboolean w_fixed = gst_structure_get_int (outs, "width", &w);
+  const gboolean h_fixed = gst_structure_get_int (outs, "height", &h);
+  /* Downstream that does not say takes any pixel-aspect-ratio. */
+  if (!gst_structure_has_field (outs, "pixel-aspect-ratio"))
+    gst_structure_set (outs, "pixel-aspect-ratio", GST_TYPE_FRACTION_RANGE, 1, G_MAXINT,
+        G_MAXINT, 1, nullptr);
+
+  if (w_fixed && h_fixed) {
+    /* par = dar * h / w */
+    gint n, d;
+    if (gst_util_fraction_multiply (dar_n, dar_d, h, w, &n, &d))
+      gst_structure_fixate_field_nearest_fraction (outs, "pixel-aspect-ratio", n, d);
+    return;
+  }
+  gint par_n = 1, par_d = 1;
+  gst_structure_fixate_field_nearest_fraction (outs, "pixel-aspect-ratio", from_par_n,
+      from_par_d);
+  gst_structure_get_fraction (outs, "pixel-aspect-ratio", &par_n, &par_d);
+  /* w * par_n / (h * par_d) = dar_n / dar_d */
+  gint ratio_n, ratio_d;           /* w / h */
+  if (!gst_util_fraction_multiply (dar_n, dar_d, par_d, par_n, &ratio_n, &ratio_d))
+    return;
+  if (w_fixed) {
+    gst_structure_fixate_field_nearest_int (outs, "height", scale_round (w, ratio_d, ratio_n));
+  } else if (h_fixed) {
+    gst_structure_fixate_field_nearest_int (outs, "width", scale_round (h, ratio_n, ratio_d));
+  } else {
+    /* Keep the input's height if the width that goes with it is allowed,
+     * else the width nearest the input's and the height that goes with it. */
+    GstStructure *tmp = gst_structure_copy (outs);
+    gst_structure_fixate_field_nearest_int (tmp, "height", from_h);
+    gst_structure_get_int (tmp, "height", &h);
+    const gint want_w = scale_round (h, ratio_n, ratio_d);
+    gst_structure_fixate_field_nearest_int (tmp, "width", want_w);
+    gst_structure_get_int (tmp, "width", &w);
+    if (w == want_w) {
+      gst_structure_set (outs, "width", G_TYPE_INT, w, "height", G_TYPE_INT, h, nullptr);
+    } else {
+      gst_structure_fixate_field_nearest_int (outs, "width", from_w);
+      gst_structure_get_int (outs, "width", &w);
+      gst_structure_fixate_field_nearest_int (outs, "height", scale_round (w, ratio_d, ratio_n));
+    }
+    gst_structure_free (tmp);
+  }
+}
+
+static GstCaps *
+gst_cuda_upscale_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
+    GstCaps * caps, GstCaps * othercaps)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (trans);
+  othercaps = gst_caps_truncate (othercaps);
+  othercaps = gst_caps_make_writable (othercaps);
+  fixate_to_dar (self, gst_caps_get_structure (caps, 0),
+      gst_caps_get_structure (othercaps, 0));
+  othercaps = gst_caps_fixate (othercaps);
+  GST_DEBUG_OBJECT (self, "fixated to %" GST_PTR_FORMAT " (%s)", othercaps,
+      direction == GST_PAD_SINK ? "output" : "input");
+  return othercaps;
+}
+
+/* ---- the op ---- */
+
+static cudafx::Status
+build_op (GstCudaUpscale * self)
+{
+  GstCudaUpscaleState *st = self->state;
+  GST_OBJECT_LOCK (self);
+  st->params.method = to_method (st->method);
+  st->method_changed = false;
+  GST_OBJECT_UNLOCK (self);
+  GST_DEBUG_OBJECT (self, "%dx%d -> %dx%d, %s", st->in_desc.width, st->in_desc.height,
+      st->out_desc.width, st->out_desc.height, cudafx::resize_method_name (st->params.method));
+  return cudafx::ResizeOp::create (st->backend, st->in_desc, st->out_desc, st->params, &st->op);
+}
+
+static cudafx::Status
+gst_cuda_upscale_setup (GstCudaFxFilter * filter, const GstVideoInfo * in_info,
+    const GstVideoInfo * out_info, cudafx::Backend backend)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (filter);
+  GstCudaUpscaleState *st = self->state;
+  if (!gst_cuda_fx_desc_from_info (in_info, &st->in_desc) ||
+      !gst_cuda_fx_desc_from_info (out_info, &st->out_desc))
+    return cudafx::Status::invalid ("unsupported format");
+  const guint site = GST_VIDEO_INFO_CHROMA_SITE (in_info);
+  st->params.chroma_cosited_h = (site & GST_VIDEO_CHROMA_SITE_H_COSITED) != 0;
+  st->params.chroma_cosited_v = (site & GST_VIDEO_CHROMA_SITE_V_COSITED) != 0;
+  st->backend = backend;
+  return build_op (self);
+}
+
+static cudafx::Status
+gst_cuda_upscale_process (GstCudaFxFilter * filter, const cudafx::ImageView & src,
+    const cudafx::ImageView & dst, cudafx::StreamHandle stream)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (filter);
+  GST_OBJECT_LOCK (self);
+  const bool changed = self->state->method_changed;
+  GST_OBJECT_UNLOCK (self);
+  if (changed)
+    CUDAFX_TRY (build_op (self));
+  return self->state->op->submit (stream, src, dst);
+}
+
+static void
+gst_cuda_upscale_teardown (GstCudaFxFilter * filter)
+{
+  GST_CUDA_UPSCALE (filter)->state->op.reset ();
+}
+
+/* ---- properties ---- */
+
+static void
+gst_cuda_upscale_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (object);
+  GstCudaUpscaleState *st = self->state;
+  bool reconfigure = false;
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_METHOD:
+      st->method = static_cast < GstCudaUpscaleMethod > (g_value_get_enum (value));
+      st->method_changed = true;
+      break;
+    case PROP_FACTOR:
+      reconfigure = st->factor != g_value_get_double (value);
+      st->factor = g_value_get_double (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+  /* A new factor means new output caps: renegotiate before the next buffer. */
+  if (reconfigure)
+    gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
+}
+
+static void
+gst_cuda_upscale_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (object);
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_METHOD:
+      g_value_set_enum (value, self->state->method);
+      break;
+    case PROP_FACTOR:
+      g_value_set_double (value, self->state->factor);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_cuda_upscale_finalize (GObject * object)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (object);
+  delete self->state;
+  self->state = nullptr;
+  G_OBJECT_CLASS (gst_cuda_upscale_parent_class)->finalize (object);
+}
+
+static void
+gst_cuda_upscale_class_init (GstCudaUpscaleClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+  GstCudaFxFilterClass *filter_class = GST_CUDA_FX_FILTER_CLASS (klass);
+  const GParamFlags flags = static_cast < GParamFlags > (G_PARAM_READWRITE |
+      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  gobject_class->set_property = gst_cuda_upscale_set_property;
+  gobject_class->get_property = gst_cuda_upscale_get_property;
+  gobject_class->finalize = gst_cuda_upscale_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_METHOD,
+      g_param_spec_enum ("method", "Method", "Interpolation method",
+          GST_TYPE_CUDA_UPSCALE_METHOD, DEFAULT_METHOD, flags));
+  g_object_class_install_property (gobject_class, PROP_FACTOR,
+      g_param_spec_double ("factor", "Factor",
+          "Output size as this multiple of the input size, both axes, rounded "
+          "(0: from caps negotiation, as videoscale)", 0.0, MAX_FACTOR, DEFAULT_FACTOR,
+          flags));
+
+  gst_element_class_set_static_metadata (element_class, "CUDA video scaler",
+      "Filter/Converter/Video/Scaler", "Nearest-neighbour, bilinear and bicubic "
+      "scaling to any size on a CUDA device or the CPU", "gst-cudafx developers");
+  gst_cuda_fx_filter_class_add_pad_templates (filter_class, CUDA_FORMATS, SYSTEM_FORMATS);
+
+  /* Same size in the same memory: nothing to do. */
+  filter_class->passthrough_on_same_info = TRUE;
+  trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_cuda_upscale_fixate_caps);
+
+  filter_class->setup = GST_DEBUG_FUNCPTR (gst_cuda_upscale_setup);
+  filter_class->process = GST_DEBUG_FUNCPTR (gst_cuda_upscale_process);
+  filter_class->teardown = GST_DEBUG_FUNCPTR (gst_cuda_upscale_teardown);
+  filter_class->transform_video_caps =
+      GST_DEBUG_FUNCPTR (gst_cuda_upscale_transform_video_caps);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_UPSCALE_METHOD, (GstPluginAPIFlags) 0);
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_upscale_debug, "cudaupscale", 0, "CUDA video scaler");
+}
+
+static void
+gst_cuda_upscale_init (GstCudaUpscale * self)
+{
+  self->state = new GstCudaUpscaleState ();
+}

@@ -1,0 +1,372 @@
+// cudaupscale as GStreamer sees it: GstHarness in both backends against
+// cv::resize, caps negotiation (fixed and free sizes, pixel-aspect-ratio,
+// factor), passthrough, property changes while playing, invalid caps, and
+// chains in CUDA memory.
+#include <gst/base/gstbasetransform.h>
+#include <gst/check/gstharness.h>
+#include <gst/gst.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cudafx/resize.hpp"
+#include "support/gpu.hpp"
+#include "support/gst_env.hpp"
+#include "support/gst_frames.hpp"
+#include "support/host_image.hpp"
+#include "support/resize_oracle.hpp"
+
+using namespace cudafx;
+using namespace testing_support;
+
+namespace {
+
+bool have_element(const char* name) {
+  GstElementFactory* fac = gst_element_factory_find(name);
+  if (fac)
+    gst_object_unref(fac);
+  return fac != nullptr;
+}
+
+GstHarness* upscale_harness(const ImageDesc& in, const std::string& out_caps, const char* backend,
+                            const char* method) {
+  GstHarness* h = gst_harness_new("cudaupscale");
+  gst_util_set_object_arg(G_OBJECT(h->element), "backend", backend);
+  gst_util_set_object_arg(G_OBJECT(h->element), "method", method);
+  gst_harness_set_src_caps_str(h, caps_string(in).c_str());
+  gst_harness_set_sink_caps_str(h, out_caps.c_str());
+  return h;
+}
+
+// Pushes `img`, pulls one frame and reads the size it was negotiated at.
+HostImage push_pull(GstHarness* h, const HostImage& img, size_t pad = 0) {
+  HostImage out;
+  EXPECT_EQ(gst_harness_push(h, buffer_from_image(img, pad)), GST_FLOW_OK);
+  GstBuffer* buf = gst_harness_pull(h);
+  EXPECT_NE(buf, nullptr);
+  GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+  EXPECT_NE(caps, nullptr);
+  if (buf && caps) {
+    GstVideoInfo info;
+    EXPECT_TRUE(gst_video_info_from_caps(&info, caps));
+    const ImageDesc d{img.desc().format, GST_VIDEO_INFO_WIDTH(&info),
+                      GST_VIDEO_INFO_HEIGHT(&info)};
+    EXPECT_TRUE(image_from_buffer(buf, d, &out));
+  }
+  if (caps)
+    gst_caps_unref(caps);
+  if (buf)
+    gst_buffer_unref(buf);
+  return out;
+}
+
+// The caps the harness's sink pad negotiated.
+GstStructure* negotiated(GstHarness* h) {
+  GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+  if (!caps)
+    return nullptr;
+  GstStructure* s = gst_structure_copy(gst_caps_get_structure(caps, 0));
+  gst_caps_unref(caps);
+  return s;
+}
+
+std::string sized_caps(int w, int h) {
+  return "video/x-raw,width=" + std::to_string(w) + ",height=" + std::to_string(h);
+}
+
+}  // namespace
+
+class UpscaleAllFormats : public ::testing::TestWithParam<PixelFormat> {};
+
+TEST_P(UpscaleAllFormats, CpuBackendMatchesOpenCV) {
+  const ImageDesc in{GetParam(), 174, 98};
+  HostImage src(in);
+  src.fill_random(11);
+  const struct {
+    const char* nick;
+    ResizeMethod m;
+    int w, h;
+  } cases[] = {{"nearest-neighbour", ResizeMethod::Nearest, 522, 294},
+               {"bilinear", ResizeMethod::Bilinear, 348, 196},
+               {"bicubic", ResizeMethod::Bicubic, 100, 60}};
+  for (const auto& c : cases) {
+    GstHarness* h = upscale_harness(in, sized_caps(c.w, c.h), "cpu", c.nick);
+    const HostImage got = push_pull(h, src, 3);
+    ASSERT_EQ(got.desc().width, c.w);
+    EXPECT_LE(max_abs_diff(got.view(), resize_oracle(src, got.desc(), c.m).view()),
+              c.m == ResizeMethod::Nearest ? 0 : 1)
+        << c.nick;
+    gst_harness_teardown(h);
+  }
+}
+
+TEST_P(UpscaleAllFormats, CudaBackendEqualsCpuBackend) {
+  SKIP_WITHOUT_GPU();
+  const ImageDesc in{GetParam(), 333, 211};
+  HostImage src(in);
+  src.fill_random(12);
+  for (const char* method : {"nearest-neighbour", "bilinear", "bicubic"}) {
+    GstHarness* cpu = upscale_harness(in, sized_caps(777, 500), "cpu", method);
+    GstHarness* gpu = upscale_harness(in, sized_caps(777, 500), "cuda", method);
+    const HostImage a = push_pull(cpu, src, 5);
+    const HostImage b = push_pull(gpu, src, 5);
+    EXPECT_TRUE(bytes_equal(a.view(), b.view()))
+        << method << " max diff " << max_abs_diff(a.view(), b.view());
+    gst_harness_teardown(cpu);
+    gst_harness_teardown(gpu);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, UpscaleAllFormats,
+                         ::testing::Values(PixelFormat::RGBA, PixelFormat::BGRx, PixelFormat::ARGB,
+                                           PixelFormat::RGB, PixelFormat::BGR, PixelFormat::GRAY8,
+                                           PixelFormat::I420, PixelFormat::NV12,
+                                           PixelFormat::Y444),
+                         [](const auto& info) { return format_info(info.param).name; });
+
+// Downstream's size decides; a free dimension keeps the display aspect ratio.
+TEST(UpscaleCaps, NegotiatesLikeVideoscale) {
+  const ImageDesc in{PixelFormat::RGBA, 320, 240};
+  HostImage src(in);
+  src.fill_random(3);
+  const struct {
+    std::string downstream;
+    int w, h, par_n, par_d;
+  } cases[] = {
+      {"video/x-raw,width=1280,height=720", 1280, 720, 3, 4},  // both fixed: PAR adapts
+      {"video/x-raw,width=640,pixel-aspect-ratio=1/1", 640, 480, 1, 1},
+      {"video/x-raw,height=720", 960, 720, 1, 1},
+      {"video/x-raw,width=[100,200],pixel-aspect-ratio=1/1", 200, 150, 1, 1},
+      {"video/x-raw,width=1000,height=1000,pixel-aspect-ratio=1/1", 1000, 1000, 1, 1},
+  };
+  for (const auto& c : cases) {
+    GstHarness* h = upscale_harness(in, c.downstream, "cpu", "bilinear");
+    const HostImage got = push_pull(h, src);
+    GstStructure* s = negotiated(h);
+    ASSERT_NE(s, nullptr) << c.downstream;
+    int w = 0, hh = 0, n = 0, d = 0;
+    gst_structure_get_int(s, "width", &w);
+    gst_structure_get_int(s, "height", &hh);
+    gst_structure_get_fraction(s, "pixel-aspect-ratio", &n, &d);
+    EXPECT_EQ(w, c.w) << c.downstream;
+    EXPECT_EQ(hh, c.h) << c.downstream;
+    EXPECT_EQ(n * c.par_d, d * c.par_n) << c.downstream << ": " << n << "/" << d;
+    EXPECT_EQ(got.desc().width, c.w);
+    gst_structure_free(s);
+    gst_harness_teardown(h);
+  }
+}
+
+TEST(UpscaleCaps, AnamorphicInputKeepsDisplayAspect) {
+  // 360x240 with 2:1 pixels displays as 720x240.
+  GstHarness* h = gst_harness_new("cudaupscale");
+  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
+  gst_harness_set_src_caps_str(
+      h, "video/x-raw,format=RGBA,width=360,height=240,framerate=30/1,pixel-aspect-ratio=2/1");
+  gst_harness_set_sink_caps_str(h, "video/x-raw,width=720,pixel-aspect-ratio=1/1");
+  HostImage src({PixelFormat::RGBA, 360, 240});
+  src.fill_random(4);
+  ASSERT_EQ(gst_harness_push(h, buffer_from_image(src)), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h));
+  GstStructure* s = negotiated(h);
+  ASSERT_NE(s, nullptr);
+  int w = 0, hh = 0;
+  gst_structure_get_int(s, "width", &w);
+  gst_structure_get_int(s, "height", &hh);
+  EXPECT_EQ(w, 720);
+  EXPECT_EQ(hh, 240);
+  gst_structure_free(s);
+  gst_harness_teardown(h);
+}
+
+TEST(UpscaleCaps, FactorFixesTheOutputSize) {
+  const ImageDesc in{PixelFormat::I420, 160, 90};
+  HostImage src(in);
+  src.fill_random(8);
+  GstHarness* h = gst_harness_new("cudaupscale");
+  g_object_set(h->element, "factor", 3.0, nullptr);
+  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
+  gst_util_set_object_arg(G_OBJECT(h->element), "method", "nearest-neighbour");
+  gst_harness_set_src_caps_str(h, caps_string(in).c_str());
+  gst_harness_set_sink_caps_str(h, "video/x-raw");
+  HostImage got = push_pull(h, src);
+  ASSERT_EQ(got.desc().width, 480);
+  ASSERT_EQ(got.desc().height, 270);
+  EXPECT_EQ(max_abs_diff(got.view(), resize_oracle(src, got.desc(), ResizeMethod::Nearest).view()),
+            0);
+  // A new factor while playing renegotiates before the next frame.
+  g_object_set(h->element, "factor", 1.5, nullptr);
+  got = push_pull(h, src);
+  EXPECT_EQ(got.desc().width, 240);
+  EXPECT_EQ(got.desc().height, 135);
+  gst_harness_teardown(h);
+}
+
+// With factor set, a downstream size tells upstream which input size to make.
+TEST(UpscaleCaps, FactorNegotiatesUpstreamSize) {
+  GError* err = nullptr;
+  GstElement* p = gst_parse_launch(
+      "videotestsrc num-buffers=2 ! video/x-raw,format=RGBA ! cudaupscale factor=1.5 backend=cpu"
+      " ! video/x-raw,width=960,height=720 ! fakesink name=sink",
+      &err);
+  ASSERT_NE(p, nullptr) << (err ? err->message : "");
+  ASSERT_NE(gst_element_set_state(p, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  GstBus* bus = gst_element_get_bus(p);
+  GstMessage* msg =
+      gst_bus_timed_pop_filtered(bus, 20 * GST_SECOND, (GstMessageType)(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  ASSERT_NE(msg, nullptr);
+  EXPECT_EQ(GST_MESSAGE_TYPE(msg), GST_MESSAGE_EOS);
+  gst_message_unref(msg);
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(p), "sink");
+  GstPad* pad = gst_element_get_static_pad(sink, "sink");
+  GstCaps* caps = gst_pad_get_current_caps(pad);
+  ASSERT_NE(caps, nullptr);
+  int w = 0;
+  gst_structure_get_int(gst_caps_get_structure(caps, 0), "width", &w);
+  EXPECT_EQ(w, 960);
+  gst_caps_unref(caps);
+  gst_object_unref(pad);
+  gst_object_unref(sink);
+  gst_object_unref(bus);
+  gst_element_set_state(p, GST_STATE_NULL);
+  gst_object_unref(p);
+}
+
+TEST(UpscaleCaps, SameSizePassesThrough) {
+  const ImageDesc in{PixelFormat::NV12, 64, 48};
+  HostImage src(in);
+  src.fill_random(2);
+  GstHarness* h = upscale_harness(in, "video/x-raw", "cpu", "bicubic");
+  GstBuffer* buf = buffer_from_image(src);
+  gst_buffer_ref(buf);
+  ASSERT_EQ(gst_harness_push(h, buf), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h);
+  EXPECT_TRUE(gst_base_transform_is_passthrough(GST_BASE_TRANSFORM(h->element)));
+  EXPECT_EQ(out, buf);
+  gst_buffer_unref(out);
+  gst_buffer_unref(buf);
+  gst_harness_teardown(h);
+}
+
+TEST(UpscaleElement, MethodChangesWhilePlaying) {
+  const ImageDesc in{PixelFormat::RGB, 61, 47};
+  HostImage src(in);
+  src.fill_random(21);
+  for (const char* backend : {"cpu", "cuda"}) {
+    if (std::string(backend) == "cuda" && !gpu_available())
+      continue;
+    GstHarness* h = upscale_harness(in, sized_caps(150, 101), backend, "nearest-neighbour");
+    HostImage got = push_pull(h, src);
+    EXPECT_EQ(max_abs_diff(got.view(), resize_oracle(src, got.desc(), ResizeMethod::Nearest).view()),
+              0)
+        << backend;
+    gst_util_set_object_arg(G_OBJECT(h->element), "method", "bicubic");
+    got = push_pull(h, src);
+    EXPECT_LE(max_abs_diff(got.view(), resize_oracle(src, got.desc(), ResizeMethod::Bicubic).view()),
+              1)
+        << backend;
+    EXPECT_GT(max_abs_diff(got.view(), resize_oracle(src, got.desc(), ResizeMethod::Nearest).view()),
+              1)
+        << backend << ": the method did not change";
+    gst_harness_teardown(h);
+  }
+}
+
+// Caps the element cannot produce: linking or negotiation fails with an
+// error, never a crash or a wrong frame.
+TEST(UpscaleElement, InvalidCapsAreRejectedWithAnError) {
+  const char* lines[] = {
+      // a scaler does not convert formats
+      "videotestsrc num-buffers=2 ! video/x-raw,format=RGBA,width=64,height=48 ! cudaupscale name=scale "
+      "backend=cpu ! capsfilter name=cf caps=video/x-raw,format=NV12 ! fakesink",
+      // larger than the op supports
+      "videotestsrc num-buffers=2 ! video/x-raw,format=RGBA,width=64,height=48 ! cudaupscale name=scale "
+      "backend=cpu ! capsfilter name=cf caps=video/x-raw,width=40000,height=48 ! fakesink",
+      // a factor whose output downstream refuses
+      "videotestsrc num-buffers=2 ! video/x-raw,format=RGBA,width=64,height=48 ! cudaupscale name=scale "
+      "backend=cpu factor=2 ! capsfilter name=cf caps=video/x-raw,width=100,height=96 ! fakesink",
+  };
+  for (const char* line : lines) {
+    GError* err = nullptr;
+    GstElement* p = gst_parse_launch(line, &err);
+    ASSERT_NE(p, nullptr) << line;
+    ASSERT_NE(err, nullptr) << line << ": linked although the caps cannot match";
+    EXPECT_EQ(std::string(err->message), "could not link scale to cf")
+        << line;
+    g_error_free(err);
+    // What remains of the pipeline fails at run time with an error.
+    gst_element_set_state(p, GST_STATE_PLAYING);
+    GstBus* bus = gst_element_get_bus(p);
+    GstMessage* msg = gst_bus_timed_pop_filtered(
+        bus, 20 * GST_SECOND, (GstMessageType)(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    ASSERT_NE(msg, nullptr) << line;
+    EXPECT_EQ(GST_MESSAGE_TYPE(msg), GST_MESSAGE_ERROR) << line;
+    gst_message_unref(msg);
+    gst_object_unref(bus);
+    gst_element_set_state(p, GST_STATE_NULL);
+    gst_object_unref(p);
+  }
+}
+
+// Input caps changed mid-stream to a format downstream does not take: the
+// push fails as not-negotiated.
+TEST(UpscaleElement, CapsChangeToAnUnacceptableFormatIsNotNegotiated) {
+  const ImageDesc in{PixelFormat::RGBA, 64, 48};
+  GstHarness* h = upscale_harness(in, "video/x-raw,format=RGBA,width=128,height=96", "cpu",
+                                  "bilinear");
+  HostImage src(in);
+  src.fill_random(6);
+  EXPECT_EQ(push_pull(h, src).desc().width, 128);
+  const ImageDesc nv12{PixelFormat::NV12, 64, 48};
+  gst_harness_set_src_caps_str(h, caps_string(nv12).c_str());
+  HostImage src2(nv12);
+  src2.fill_random(7);
+  EXPECT_EQ(gst_harness_push(h, buffer_from_image(src2)), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown(h);
+}
+
+// Frames in CUDA memory, and mixes, against the CPU backend in system memory.
+struct Chain {
+  const char* name;
+  const char* pipeline;
+};
+
+class UpscaleCudaMemory : public ::testing::TestWithParam<Chain> {};
+
+TEST_P(UpscaleCudaMemory, MatchesCpuBackend) {
+  SKIP_WITHOUT_GPU();
+  if (!have_element("cudaupload") || !have_element("cudadownload"))
+    GTEST_SKIP() << "nvcodec's cudaupload/cudadownload are not available";
+  const ImageDesc in{PixelFormat::NV12, 333, 211};
+  HostImage src(in);
+  src.fill_random(31);
+  const std::string out = sized_caps(1000, 634);
+  GstHarness* ref = upscale_harness(in, out, "cpu", "bicubic");
+  const HostImage want = push_pull(ref, src);
+  gst_harness_teardown(ref);
+
+  GstHarness* h = gst_harness_new_parse(GetParam().pipeline);
+  gst_harness_set_src_caps_str(h, caps_string(in).c_str());
+  gst_harness_set_sink_caps_str(h, out.c_str());
+  const HostImage got = push_pull(h, src, 7);
+  ASSERT_EQ(got.desc().width, 1000);
+  EXPECT_TRUE(bytes_equal(got.view(), want.view())) << GetParam().pipeline;
+  gst_harness_teardown(h);
+}
+
+const Chain kChains[] = {
+    {"CudaToCuda",
+     "cudaupload ! cudaupscale method=bicubic backend=cuda ! "
+     "capsfilter caps=video/x-raw(memory:CUDAMemory),width=1000,height=634 ! cudadownload"},
+    {"CudaToSystem",
+     "cudaupload ! cudaupscale method=bicubic backend=cuda ! "
+     "capsfilter caps=video/x-raw,width=1000,height=634"},
+    {"SystemToCuda",
+     "cudaupscale method=bicubic backend=cuda ! "
+     "capsfilter caps=video/x-raw(memory:CUDAMemory),width=1000,height=634 ! cudadownload"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Chains, UpscaleCudaMemory, ::testing::ValuesIn(kChains),
+                         [](const ::testing::TestParamInfo<Chain>& info) {
+                           return std::string(info.param.name);
+                         });
