@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "report.hpp"
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/gaussian.hpp"
@@ -35,7 +36,7 @@
 #endif
 
 using namespace cudafx;
-using Clock = std::chrono::steady_clock;
+using namespace bench;
 
 namespace {
 
@@ -63,97 +64,11 @@ struct Options {
   bool profile_element = false;  // only the 2160p system-memory element run
 };
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-// Median of `reps` timings of fn().
-template <class F>
-double median_ms(int reps, F fn) {
-  std::vector<double> t;
-  for (int i = 0; i < reps; i++) {
-    const auto t0 = Clock::now();
-    fn();
-    t.push_back(ms_since(t0));
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  snprintf(b, sizeof b, f, v);
-  return b;
-}
-
-void fill(std::vector<uint8_t>& v) {
-  uint32_t s = 12345;
-  for (auto& b : v) {
-    s = s * 1664525u + 1013904223u;
-    b = static_cast<uint8_t>(s >> 24);
-  }
-}
-
-struct DeviceFacts {
-  bool gpu = false;
-  std::string name = "no GPU";
-  double d2d_gbs = 0;     // read + written bytes per second
-  double h2d_pinned_gbs = 0;
-  double d2h_pinned_gbs = 0;
-};
-
-DeviceFacts measure_device() {
-  DeviceFacts f;
-  int n = 0;
-  if (!cuda_device_count(&n).is_ok() || n == 0 || !cuda_use_device(0).is_ok())
-    return f;
-  f.gpu = true;
-  (void)cuda_device_name(0, &f.name);
-  CudaStream s;
-  CudaEvent a, b;
-  if (!s.create().is_ok() || !a.create().is_ok() || !b.create().is_ok())
-    return f;
-  const size_t big = size_t(1) << 30;
-  DeviceBuffer x, y;
-  if (!x.allocate(big).is_ok() || !y.allocate(big).is_ok())
-    return f;
-  auto timed = [&](void* dst, const void* src, size_t bytes, int reps, double counted) {
-    (void)copy_bytes_async(dst, src, bytes, s.get());
-    (void)a.record(s.get());
-    for (int i = 0; i < reps; i++)
-      (void)copy_bytes_async(dst, src, bytes, s.get());
-    (void)b.record(s.get());
-    (void)b.synchronize();
-    float ms = 0;
-    (void)b.elapsed_since(a, &ms);
-    return counted * reps / (ms * 1e-3) / 1e9;
-  };
-  f.d2d_gbs = timed(y.get(), x.get(), big, 20, 2.0 * big);
-  const size_t host = size_t(256) << 20;
-  PinnedBuffer p;
-  if (p.allocate(host).is_ok()) {
-    f.h2d_pinned_gbs = timed(x.get(), p.get(), host, 10, host);
-    f.d2h_pinned_gbs = timed(p.get(), x.get(), host, 10, host);
-  }
-  return f;
-}
-
 double npp_ms(const Options& o, int w, int h, int ksize, double sigma) {
   if (o.npp.empty())
     return -1;
-  const std::string cmd = o.npp + " " + std::to_string(w) + " " + std::to_string(h) + " " +
-                          std::to_string(ksize) + " " + std::to_string(sigma) + " 50 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p)
-    return -1;
-  char line[256];
-  double ms = -1;
-  while (fgets(line, sizeof line, p)) {
-    if (sscanf(line, "ms=%lf", &ms) != 1)
-      fprintf(stderr, "npp_gaussian: %s", line);
-  }
-  pclose(p);
-  return ms;
+  return helper_ms(o.npp + " " + std::to_string(w) + " " + std::to_string(h) + " " +
+                   std::to_string(ksize) + " " + std::to_string(sigma) + " 50");
 }
 
 struct KernelRow {
@@ -218,182 +133,6 @@ KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Resolutio
   return row;
 }
 
-// ---- element throughput ----
-
-struct Feed {
-  std::string caps;
-  std::vector<GstBuffer*> buffers;  // pushed round-robin, by reference
-  GstContext* context = nullptr;    // given to every element of the pipeline
-};
-
-// Runs appsrc ! `chain` ! fakesink over `frames` buffers; frames per second
-// over the frames after the first ten (pool and context set-up excluded).
-double run_pipeline(const std::string& chain, const Feed& feed, int frames, std::string* err) {
-  if (feed.buffers.empty()) {
-    *err = "no input buffers";
-    return -1;
-  }
-  const std::string desc = "appsrc name=src format=time block=true max-bytes=0 max-buffers=4 caps=\"" +
-                           feed.caps + "\" ! " + chain +
-                           " ! fakesink name=sink sync=false signal-handoffs=true";
-  GError* gerr = nullptr;
-  GstElement* pipeline = gst_parse_launch(desc.c_str(), &gerr);
-  if (!pipeline) {
-    *err = gerr ? gerr->message : "parse failed";
-    g_clear_error(&gerr);
-    return -1;
-  }
-  if (feed.context)
-    gst_element_set_context(pipeline, feed.context);
-  struct Stamps {
-    std::vector<Clock::time_point> t;
-  } stamps;
-  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
-  g_signal_connect(sink, "handoff",
-                   G_CALLBACK(+[](GstElement*, GstBuffer*, GstPad*, gpointer u) {
-                     static_cast<Stamps*>(u)->t.push_back(Clock::now());
-                   }),
-                   &stamps);
-  GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
-  gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  std::thread pusher([&] {
-    for (int i = 0; i < frames; i++) {
-      if (gst_app_src_push_buffer(GST_APP_SRC(src),
-                                  gst_buffer_ref(feed.buffers[i % feed.buffers.size()])) !=
-          GST_FLOW_OK)
-        break;
-    }
-    gst_app_src_end_of_stream(GST_APP_SRC(src));
-  });
-  GstBus* bus = gst_element_get_bus(pipeline);
-  GstMessage* msg = gst_bus_timed_pop_filtered(bus, 300 * GST_SECOND,
-                                               static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-  double fps = -1;
-  if (msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
-    GError* e = nullptr;
-    gst_message_parse_error(msg, &e, nullptr);
-    *err = e->message;
-    g_error_free(e);
-  } else if (msg && stamps.t.size() > 12) {
-    const double s =
-        std::chrono::duration<double>(stamps.t.back() - stamps.t[10]).count();
-    fps = (stamps.t.size() - 11) / s;
-  } else {
-    *err = "no EOS";
-  }
-  gst_element_set_state(pipeline, GST_STATE_NULL);  // unblocks the pusher on error
-  pusher.join();
-  if (msg)
-    gst_message_unref(msg);
-  gst_object_unref(bus);
-  gst_object_unref(src);
-  gst_object_unref(sink);
-  gst_object_unref(pipeline);
-  return fps;
-}
-
-// Input buffers from the pool that `element_desc` proposes upstream once
-// negotiated (pinned memory for the CUDA backend), filled with noise.
-Feed system_feed(const std::string& element_desc, const std::string& caps_str, int count) {
-  Feed feed;
-  feed.caps = caps_str;
-  GstHarness* h = gst_harness_new_parse(element_desc.c_str());
-  gst_harness_set_caps_str(h, caps_str.c_str(), caps_str.c_str());
-  GstCaps* caps = gst_caps_from_string(caps_str.c_str());
-  GstVideoInfo info;
-  gst_video_info_from_caps(&info, caps);
-  GstBufferPool* pool = nullptr;
-  GstQuery* q = gst_query_new_allocation(caps, TRUE);
-  if (gst_pad_peer_query(h->srcpad, q) && gst_query_get_n_allocation_pools(q) > 0)
-    gst_query_parse_nth_allocation_pool(q, 0, &pool, nullptr, nullptr, nullptr);
-  gst_query_unref(q);
-  if (pool && !gst_buffer_pool_set_active(pool, TRUE))
-    gst_clear_object(&pool);
-  std::vector<uint8_t> noise(GST_VIDEO_INFO_SIZE(&info));
-  fill(noise);
-  for (int i = 0; i < count; i++) {
-    GstBuffer* b = nullptr;
-    if (!pool || gst_buffer_pool_acquire_buffer(pool, &b, nullptr) != GST_FLOW_OK)
-      b = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
-    gst_buffer_fill(b, 0, noise.data(), noise.size());
-    // Detach from the pool so that the pool can go; the memory stays pinned.
-    GstBuffer* copy = gst_buffer_new();
-    gst_buffer_copy_into(copy, b,
-                         static_cast<GstBufferCopyFlags>(GST_BUFFER_COPY_METADATA | GST_BUFFER_COPY_MEMORY),
-                         0, -1);
-    gst_buffer_unref(b);
-    feed.buffers.push_back(copy);
-  }
-  if (pool) {
-    gst_buffer_pool_set_active(pool, FALSE);
-    gst_object_unref(pool);
-  }
-  gst_caps_unref(caps);
-  gst_harness_teardown(h);
-  return feed;
-}
-
-#if HAVE_GSTCUDA
-Feed cuda_feed(const std::string& caps_str, int count, GstCudaContext* ctx) {
-  Feed feed;
-  feed.caps = caps_str;
-  feed.context = gst_context_new_cuda_context(ctx);
-  GstCaps* caps = gst_caps_from_string(caps_str.c_str());
-  GstVideoInfo info;
-  gst_video_info_from_caps(&info, caps);
-  GstBufferPool* pool = gst_cuda_buffer_pool_new(ctx);
-  GstStructure* config = gst_buffer_pool_get_config(pool);
-  gst_buffer_pool_config_set_params(config, caps, GST_VIDEO_INFO_SIZE(&info), 0, 0);
-  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  if (!gst_buffer_pool_set_config(pool, config)) {
-    // The pool may amend the config (row padding); take its amendment.
-    config = gst_buffer_pool_get_config(pool);
-    if (!gst_buffer_pool_set_config(pool, config))
-      fprintf(stderr, "cuda_feed: the CUDA pool refuses its config\n");
-  }
-  if (!gst_buffer_pool_set_active(pool, TRUE))
-    fprintf(stderr, "cuda_feed: cannot activate the CUDA pool\n");
-  std::vector<uint8_t> noise(GST_VIDEO_INFO_SIZE(&info));
-  fill(noise);
-  for (int i = 0; i < count; i++) {
-    GstBuffer* b = nullptr;
-    const GstFlowReturn ret = gst_buffer_pool_acquire_buffer(pool, &b, nullptr);
-    if (ret != GST_FLOW_OK) {
-      fprintf(stderr, "cuda_feed: acquire failed: %s\n", gst_flow_get_name(ret));
-      break;
-    }
-    GstVideoFrame f;
-    if (gst_video_frame_map(&f, &info, b, GST_MAP_WRITE)) {  // uploaded at unmap
-      for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&f); p++)
-        for (int y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&f, p); y++)
-          memcpy(static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, p)) +
-                     y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, p),
-                 noise.data(), GST_VIDEO_FRAME_COMP_WIDTH(&f, p) * GST_VIDEO_FRAME_COMP_PSTRIDE(&f, p));
-      gst_video_frame_unmap(&f);
-    }
-    feed.buffers.push_back(b);  // stays the pool's; released before the pool goes
-  }
-  gst_buffer_pool_set_active(pool, FALSE);  // outstanding buffers keep it alive
-  gst_object_unref(pool);
-  gst_caps_unref(caps);
-  return feed;
-}
-#endif
-
-void release(Feed& f) {
-  for (GstBuffer* b : f.buffers)
-    gst_buffer_unref(b);
-  f.buffers.clear();
-  if (f.context)
-    gst_context_unref(f.context);
-  f.context = nullptr;
-}
-
-std::string caps_for(const char* format, int w, int h, bool cuda) {
-  return std::string("video/x-raw") + (cuda ? "(memory:CUDAMemory)" : "") + ",format=" + format +
-         ",width=" + std::to_string(w) + ",height=" + std::to_string(h) + ",framerate=30/1";
-}
-
 struct ElementRow {
   std::string res;
   double frame_mb = 0;
@@ -450,8 +189,6 @@ ElementRow bench_element(const Options& o, const DeviceFacts& dev, const Resolut
   }
   return row;
 }
-
-std::string cell(double v, const char* f = "%.3f") { return v < 0 ? "n/a" : fmt(f, v); }
 
 }  // namespace
 
