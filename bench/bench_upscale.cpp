@@ -57,6 +57,7 @@ struct Options {
   std::string commit = "unknown";
   std::string npp;
   bool quick = false;
+  bool profile = false;  // only the 2x-to-2160p kernels, for a profiler
 };
 
 struct KernelRow {
@@ -179,6 +180,7 @@ int main(int argc, char** argv) {
     else if (a == "--commit" && i + 1 < argc) o.commit = argv[++i];
     else if (a == "--npp" && i + 1 < argc) o.npp = argv[++i];
     else if (a == "--quick") o.quick = true;
+    else if (a == "--profile-kernel") o.profile = true;
     else {
       fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--npp PATH] [--quick]\n", argv[0]);
       return 2;
@@ -186,6 +188,13 @@ int main(int argc, char** argv) {
   }
   gst_init(&argc, &argv);
   cv::setNumThreads(std::thread::hardware_concurrency());
+  if (o.profile) {
+    DeviceFacts dev;
+    dev.gpu = cuda_use_device(0).is_ok();
+    for (const Method& m : kMethods)
+      printf("%s 2x to 2160p: %.4f ms\n", m.nick, bench_kernel(o, dev, kCases[1], m).cuda);
+    return 0;
+  }
   const DeviceFacts dev = measure_device();
   const time_t now = time(nullptr);
   char date[32];

@@ -1,7 +1,8 @@
 // CUDA backend of the resize op.
 //
-// One thread produces a run of P consecutive output pixels (16 bytes for 4-
-// and 2-byte pixels, 8 or 12 for the filters on 1- and 3-byte pixels) on
+// One thread produces a run of P consecutive output pixels (16 or 32 bytes
+// for nearest, 16 for the filters on 4- and 2-byte pixels, 8 or 12 on 1- and
+// 3-byte pixels) on
 // `seg` consecutive output rows, walking down: the write of each row is one
 // aligned vector store, and a warp writes one contiguous span (coalesced).
 // Its columns' taps (byte offsets, weights) are read once, from the plan's
@@ -12,8 +13,10 @@
 // costs a horizontal pass only for source rows not yet in the window, so an
 // upscale by 2 filters each source row about once per thread. Source pixels
 // are gathered with read-only cached loads: neighbouring threads read
-// neighbouring, overlapping source pixels, which L1 serves. All arithmetic is
-// the integer sequence of resize_math.hpp, so results equal the CPU's.
+// neighbouring, overlapping source pixels, which L1 serves. For 4-byte pixels
+// the horizontal taps go in pairs through dp2a (two 16-bit weights times two
+// bytes plus an accumulator, one instruction). All arithmetic is exact
+// integer arithmetic (resize_math.hpp), so results equal the CPU's.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -40,7 +43,9 @@ struct PlaneArgs {
 };
 
 // Pixels a thread produces in a row.
-__host__ __device__ constexpr int nearest_px(int C) { return C == 4 ? 4 : (C == 2 ? 8 : 16); }
+// Nearest: 32 bytes of 4-byte pixels (two loads in flight per thread and
+// row beat one: the kernel waits on gathers), 16 of 2-byte, 16 pixels else.
+__host__ __device__ constexpr int nearest_px(int C) { return C == 1 || C == 3 ? 16 : 8; }
 __host__ __device__ constexpr int filter_px(int C) { return C == 1 ? 8 : 4; }
 
 template <int I>
@@ -135,10 +140,47 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_nearest(const __grid_
 // ---- bilinear, bicubic ----
 
 // Horizontal sums of source row `sy` for this thread's P pixels.
+// c + lo16(w) * byte0(b) + hi16(w) * byte1(b): two taps of one channel in one
+// instruction (weights signed 16-bit, bytes unsigned), exact in int32.
+__device__ __forceinline__ int32_t dot2(uint32_t w, uint32_t b, int32_t c) {
+  int32_t d;
+  asm("dp2a.lo.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(w), "r"(b), "r"(c));
+  return d;
+}
+
+// Channel I of pixels p and q as bytes 0 and 1 of a word.
+template <int I>
+__device__ __forceinline__ uint32_t pair_of(uint32_t p, uint32_t q) {
+  return __byte_perm(p, q, I | ((4 + I) << 4));
+}
+
 template <int C, int T, int P, bool W4>
-__device__ __forceinline__ void filter_row(const PlaneArgs& a, int sy, const int (&xo)[P][T],
-                                           const int (&xw)[P][T], int32_t (&h)[P * C]) {
+__device__ __forceinline__ void filter_row(const PlaneArgs& a, int sy, const uint32_t (&xo)[P][T],
+                                           const int (&xw)[P][T], const uint32_t (&xw2)[P][T / 2],
+                                           int32_t (&h)[P * C]) {
   const uint8_t* row = a.src + static_cast<size_t>(sy) * a.src_pitch;
+  if constexpr (W4) {
+    // 4-byte pixels: taps in pairs, each pair of each channel one dp2a.
+#pragma unroll
+    for (int j = 0; j < P; j++) {
+      uint32_t px[T];
+#pragma unroll
+      for (int k = 0; k < T; k++)
+        px[k] = __ldg(reinterpret_cast<const uint32_t*>(row + xo[j][k]));
+      int32_t acc[4] = {0, 0, 0, 0};
+#pragma unroll
+      for (int k = 0; k < T; k += 2) {
+        acc[0] = dot2(xw2[j][k / 2], pair_of<0>(px[k], px[k + 1]), acc[0]);
+        acc[1] = dot2(xw2[j][k / 2], pair_of<1>(px[k], px[k + 1]), acc[1]);
+        acc[2] = dot2(xw2[j][k / 2], pair_of<2>(px[k], px[k + 1]), acc[2]);
+        acc[3] = dot2(xw2[j][k / 2], pair_of<3>(px[k], px[k + 1]), acc[3]);
+      }
+#pragma unroll
+      for (int c = 0; c < 4; c++)
+        h[j * 4 + c] = acc[c];
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < P * C; i++)
     h[i] = 0;
@@ -146,17 +188,9 @@ __device__ __forceinline__ void filter_row(const PlaneArgs& a, int sy, const int
   for (int j = 0; j < P; j++) {
 #pragma unroll
     for (int k = 0; k < T; k++) {
-      if constexpr (W4) {
-        const uint32_t p = __ldg(reinterpret_cast<const uint32_t*>(row + xo[j][k]));
-        h[j * 4 + 0] += xw[j][k] * byte_of<0>(p);
-        h[j * 4 + 1] += xw[j][k] * byte_of<1>(p);
-        h[j * 4 + 2] += xw[j][k] * byte_of<2>(p);
-        h[j * 4 + 3] += xw[j][k] * byte_of<3>(p);
-      } else {
 #pragma unroll
-        for (int c = 0; c < C; c++)
-          h[j * C + c] += xw[j][k] * static_cast<int32_t>(__ldg(row + xo[j][k] + c));
-      }
+      for (int c = 0; c < C; c++)
+        h[j * C + c] += xw[j][k] * static_cast<int32_t>(__ldg(row + xo[j][k] + c));
     }
   }
 }
@@ -167,7 +201,8 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_filter(const __grid_c
   ThreadRun run;
   if (!thread_run(a, P, &run))
     return;
-  int xo[P][T], xw[P][T];
+  uint32_t xo[P][T], xw2[P][T / 2];
+  int xw[P][T];
 #pragma unroll
   for (int j = 0; j < P; j++) {
     const ResizeTap t = a.xt[min(run.x0 + j, a.dst_w - 1)];
@@ -176,6 +211,9 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_filter(const __grid_c
       xo[j][k] = resize_clamp(t.base + k, a.src_w) * C;
       xw[j][k] = t.w[k];
     }
+#pragma unroll
+    for (int k = 0; k < T; k += 2)
+      xw2[j][k / 2] = static_cast<uint16_t>(t.w[k]) | (static_cast<uint32_t>(static_cast<uint16_t>(t.w[k + 1])) << 16);
   }
   const int n = min(P, a.dst_w - run.x0) * C;
   uint8_t* out = a.dst + static_cast<size_t>(run.y0) * a.dst_pitch + run.x0 * C;
@@ -195,7 +233,8 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_filter(const __grid_c
 #pragma unroll
         for (int i = 0; i < V; i++)
           h[k][i] = h[k + 1][i];
-      filter_row<C, T, P, W4>(a, resize_clamp(ty.base + T - d + s, a.src_h), xo, xw, h[T - 1]);
+      filter_row<C, T, P, W4>(a, resize_clamp(ty.base + T - d + s, a.src_h), xo, xw, xw2,
+                              h[T - 1]);
     }
     window_base = ty.base;
     have = true;
