@@ -179,18 +179,18 @@ __device__ __forceinline__ void filter_row(const PlaneArgs& a, int sy, const uin
       for (int c = 0; c < 4; c++)
         h[j * 4 + c] = acc[c];
     }
-    return;
-  }
+  } else {
 #pragma unroll
-  for (int i = 0; i < P * C; i++)
-    h[i] = 0;
+    for (int i = 0; i < P * C; i++)
+      h[i] = 0;
 #pragma unroll
-  for (int j = 0; j < P; j++) {
+    for (int j = 0; j < P; j++) {
 #pragma unroll
-    for (int k = 0; k < T; k++) {
+      for (int k = 0; k < T; k++) {
 #pragma unroll
-      for (int c = 0; c < C; c++)
-        h[j * C + c] += xw[j][k] * static_cast<int32_t>(__ldg(row + xo[j][k] + c));
+        for (int c = 0; c < C; c++)
+          h[j * C + c] += xw[j][k] * static_cast<int32_t>(__ldg(row + xo[j][k] + c));
+      }
     }
   }
 }
