@@ -108,25 +108,15 @@ KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Resolutio
 
   if (dev.gpu) {
     CudaStream stream;
-    CudaEvent a, b;
     DeviceBuffer din, dout;
     std::unique_ptr<GaussianOp> op;
-    if (stream.create().is_ok() && a.create().is_ok() && b.create().is_ok() &&
+    if (stream.create().is_ok() &&
         din.allocate(size).is_ok() && dout.allocate(size).is_ok() &&
         GaussianOp::create(Backend::Cuda, desc, p, &op).is_ok()) {
       const ImageView vi = packed_view(desc, din.bytes()), vo = packed_view(desc, dout.bytes());
       (void)copy_image_async(vi, packed_view(desc, src.data()), stream.get());
-      const int iters = o.quick ? 5 : 100;
-      for (int i = 0; i < 5; i++)
-        (void)op->submit(stream.get(), vi, vo);
-      (void)a.record(stream.get());
-      for (int i = 0; i < iters; i++)
-        (void)op->submit(stream.get(), vi, vo);
-      (void)b.record(stream.get());
-      (void)b.synchronize();
-      float ms = 0;
-      if (b.elapsed_since(a, &ms).is_ok())
-        row.cuda = ms / iters;
+      row.cuda = cuda_ms_per_call(stream.get(), 5, o.quick ? 5 : 100,
+                                  [&] { (void)op->submit(stream.get(), vi, vo); });
     }
     row.npp = npp_ms(o, r.w, r.h, ks, k.sigma);
   }

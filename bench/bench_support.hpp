@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cudafx/cuda_resources.hpp"
 #include "gstcudafxconfig.h"
 #if HAVE_GSTCUDA
 #include <gst/cuda/gstcudacontext.h>
@@ -49,6 +50,25 @@ struct DeviceFacts {
 };
 // Makes device 0 current and measures its copy bandwidths.
 DeviceFacts measure_device();
+
+// Mean milliseconds per call of submit() (which queues work on `stream`),
+// by CUDA events over `iters` calls after `warmup` calls; -1 on failure.
+template <class F>
+double cuda_ms_per_call(cudafx::StreamHandle stream, int warmup, int iters, F submit) {
+  cudafx::CudaEvent a, b;
+  if (!a.create().is_ok() || !b.create().is_ok())
+    return -1;
+  for (int i = 0; i < warmup; i++)
+    submit();
+  (void)a.record(stream);
+  for (int i = 0; i < iters; i++)
+    submit();
+  (void)b.record(stream);
+  float ms = 0;
+  if (!b.synchronize().is_ok() || !b.elapsed_since(a, &ms).is_ok())
+    return -1;
+  return ms / iters;
+}
 
 // Runs a helper program (command line) and returns the milliseconds it
 // prints as "ms=<value>", or -1; other output goes to stderr.

@@ -84,25 +84,15 @@ KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Case& c, 
 
   if (dev.gpu) {
     CudaStream stream;
-    CudaEvent a, b;
     DeviceBuffer din, dout;
     std::unique_ptr<ResizeOp> op;
-    if (stream.create().is_ok() && a.create().is_ok() && b.create().is_ok() &&
+    if (stream.create().is_ok() &&
         din.allocate(src.size()).is_ok() && dout.allocate(dst.size()).is_ok() &&
         ResizeOp::create(Backend::Cuda, sd, dd, p, &op).is_ok()) {
       const ImageView vi = packed_view(sd, din.bytes()), vo = packed_view(dd, dout.bytes());
       (void)copy_image_async(vi, packed_view(sd, src.data()), stream.get());
-      const int iters = o.quick ? 5 : 100;
-      for (int i = 0; i < 5; i++)
-        (void)op->submit(stream.get(), vi, vo);
-      (void)a.record(stream.get());
-      for (int i = 0; i < iters; i++)
-        (void)op->submit(stream.get(), vi, vo);
-      (void)b.record(stream.get());
-      (void)b.synchronize();
-      float t = 0;
-      if (b.elapsed_since(a, &t).is_ok())
-        row.cuda = t / iters;
+      row.cuda = cuda_ms_per_call(stream.get(), 5, o.quick ? 5 : 100,
+                                  [&] { (void)op->submit(stream.get(), vi, vo); });
     }
     if (!o.npp.empty())
       row.npp = helper_ms(o.npp + " " + std::to_string(c.sw) + " " + std::to_string(c.sh) + " " +

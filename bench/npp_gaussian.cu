@@ -4,22 +4,12 @@
 // may not). Build: nvcc -O2 -o npp_gaussian npp_gaussian.cu -lnppif -lnppc
 // Usage: npp_gaussian WIDTH HEIGHT KSIZE SIGMA ITERS  (RGBA, replicate border)
 // Prints "ms=<mean milliseconds per frame>" or an error on stderr.
-#include <cuda_runtime.h>
-#include <npp.h>
+#include "npp_context.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#define CHECK(x)                                                             \
-  do {                                                                       \
-    cudaError_t e_ = (x);                                                    \
-    if (e_ != cudaSuccess) {                                                 \
-      fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));               \
-      return 1;                                                              \
-    }                                                                        \
-  } while (0)
 
 int main(int argc, char** argv) {
   if (argc != 6) {
@@ -28,28 +18,15 @@ int main(int argc, char** argv) {
   }
   const int w = atoi(argv[1]), h = atoi(argv[2]), ksize = atoi(argv[3]), iters = atoi(argv[5]);
   const double sigma = atof(argv[4]);
-  cudaStream_t stream;
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  NppStreamContext ctx = {};
-  int dev = 0;
-  CHECK(cudaGetDevice(&dev));
-  cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, dev));
-  ctx.hStream = stream;
-  ctx.nCudaDeviceId = dev;
-  ctx.nMultiProcessorCount = prop.multiProcessorCount;
-  ctx.nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
-  ctx.nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
-  ctx.nSharedMemPerBlock = prop.sharedMemPerBlock;
-  ctx.nCudaDevAttrComputeCapabilityMajor = prop.major;
-  ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
-  CHECK(cudaStreamGetFlags(stream, &ctx.nStreamFlags));
+  NppStreamContext ctx;
+  if (npp_stream_context(&ctx))
+    return 1;
 
   size_t pitch = 0;
   Npp8u *src = nullptr, *dst = nullptr;
-  CHECK(cudaMallocPitch(&src, &pitch, w * 4, h));
-  CHECK(cudaMallocPitch(&dst, &pitch, w * 4, h));
-  CHECK(cudaMemset2D(src, pitch, 77, w * 4, h));
+  NPP_HELPER_CHECK(cudaMallocPitch(&src, &pitch, w * 4, h));
+  NPP_HELPER_CHECK(cudaMallocPitch(&dst, &pitch, w * 4, h));
+  NPP_HELPER_CHECK(cudaMemset2D(src, pitch, 77, w * 4, h));
   // Fixed masks where NPP has one (3x3, 5x5: what a user would call), else
   // the "advanced" variant with our taps, in device memory.
   const int r = (ksize - 1) / 2;
@@ -58,8 +35,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < ksize; i++) sum += taps[i] = std::exp(-double(i - r) * (i - r) / (2 * sigma * sigma));
   for (auto& t : taps) t = float(t / sum);
   float* dtaps = nullptr;
-  CHECK(cudaMalloc(&dtaps, ksize * sizeof(float)));
-  CHECK(cudaMemcpy(dtaps, taps.data(), ksize * sizeof(float), cudaMemcpyHostToDevice));
+  NPP_HELPER_CHECK(cudaMalloc(&dtaps, ksize * sizeof(float)));
+  NPP_HELPER_CHECK(cudaMemcpy(dtaps, taps.data(), ksize * sizeof(float), cudaMemcpyHostToDevice));
   const NppiSize size = {w, h};
   const NppiPoint origin = {0, 0};
   auto run = [&]() -> NppStatus {
@@ -70,22 +47,9 @@ int main(int argc, char** argv) {
     return nppiFilterGaussAdvancedBorder_8u_C4R_Ctx(src, (int)pitch, size, origin, dst, (int)pitch,
                                                     size, ksize, dtaps, NPP_BORDER_REPLICATE, ctx);
   };
-  for (int i = 0; i < 3; i++) {
-    const NppStatus s = run();
-    if (s != NPP_SUCCESS) {
-      fprintf(stderr, "NPP error %d\n", (int)s);
-      return 1;
-    }
-  }
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  CHECK(cudaEventRecord(a, stream));
-  for (int i = 0; i < iters; i++) run();
-  CHECK(cudaEventRecord(b, stream));
-  CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, a, b));
-  printf("ms=%.5f\n", ms / iters);
+  const double ms = npp_ms_per_call(ctx, iters, run);
+  if (ms < 0)
+    return 1;
+  printf("ms=%.5f\n", ms);
   return 0;
 }
