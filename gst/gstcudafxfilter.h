@@ -69,6 +69,14 @@ struct _GstCudaFxFilterClass
   gpointer _reserved[GST_PADDING];
 };
 
+/* The formats of the foundation, for filters that take them all: every one
+ * in system memory, all but GRAY8 (which libgstcuda's allocator lacks) in
+ * CUDA memory. */
+#define GST_CUDA_FX_CUDA_FORMATS \
+    "{ RGBA, BGRA, RGBx, BGRx, ARGB, ABGR, RGB, BGR, I420, NV12, Y444 }"
+#define GST_CUDA_FX_SYSTEM_FORMATS \
+    "{ RGBA, BGRA, RGBx, BGRx, ARGB, ABGR, RGB, BGR, GRAY8, I420, NV12, Y444 }"
+
 /* Adds sink and src templates: `cuda_formats` (a GStreamer format list such
  * as "{ RGBA, NV12 }") with memory:CUDAMemory, when libgstcuda is
  * available, then `system_formats` in system memory. */

@@ -53,9 +53,6 @@ enum
 #define MIN_SIGMA 0.05
 #define MAX_SIGMA 42.0
 
-#define CUDA_FORMATS "{ RGBA, BGRA, RGBx, BGRx, ARGB, ABGR, RGB, BGR, I420, NV12, Y444 }"
-#define SYSTEM_FORMATS "{ RGBA, BGRA, RGBx, BGRx, ARGB, ABGR, RGB, BGR, GRAY8, I420, NV12, Y444 }"
-
 struct GstCudaGaussianState
 {
   /* properties, under the object lock */
@@ -272,7 +269,8 @@ gst_cuda_gaussian_class_init (GstCudaGaussianClass * klass)
   gst_element_class_set_static_metadata (element_class, "CUDA Gaussian blur",
       "Filter/Effect/Video", "Separable Gaussian blur of any sigma on a CUDA "
       "device or the CPU", "gst-cudafx developers");
-  gst_cuda_fx_filter_class_add_pad_templates (filter_class, CUDA_FORMATS, SYSTEM_FORMATS);
+  gst_cuda_fx_filter_class_add_pad_templates (filter_class, GST_CUDA_FX_CUDA_FORMATS,
+      GST_CUDA_FX_SYSTEM_FORMATS);
 
   filter_class->setup = GST_DEBUG_FUNCPTR (gst_cuda_gaussian_setup);
   filter_class->process = GST_DEBUG_FUNCPTR (gst_cuda_gaussian_process);

@@ -52,9 +52,6 @@ enum
 #define DEFAULT_FACTOR 0.0
 #define MAX_FACTOR 16.0
 
-#define CUDA_FORMATS "{ RGBA, BGRA, RGBx, BGRx, ARGB, ABGR, RGB, BGR, I420, NV12, Y444 }"
-#define SYSTEM_FORMATS "{ RGBA, BGRA, RGBx, BGRx, ARGB, ABGR, RGB, BGR, GRAY8, I420, NV12, Y444 }"
-
 struct GstCudaUpscaleState
 {
   /* properties, under the object lock */
@@ -416,7 +413,8 @@ gst_cuda_upscale_class_init (GstCudaUpscaleClass * klass)
   gst_element_class_set_static_metadata (element_class, "CUDA video scaler",
       "Filter/Converter/Video/Scaler", "Nearest-neighbour, bilinear and bicubic "
       "scaling to any size on a CUDA device or the CPU", "gst-cudafx developers");
-  gst_cuda_fx_filter_class_add_pad_templates (filter_class, CUDA_FORMATS, SYSTEM_FORMATS);
+  gst_cuda_fx_filter_class_add_pad_templates (filter_class, GST_CUDA_FX_CUDA_FORMATS,
+      GST_CUDA_FX_SYSTEM_FORMATS);
 
   /* Same size in the same memory: nothing to do. */
   filter_class->passthrough_on_same_info = TRUE;
