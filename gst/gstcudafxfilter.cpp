@@ -386,6 +386,14 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   }
   st->in_cuda = caps_are_cuda (incaps);
   st->out_cuda = caps_are_cuda (outcaps);
+  const gboolean passthrough = klass->passthrough_on_same_info &&
+      st->in_cuda == st->out_cuda && gst_video_info_is_equal (&st->in_info, &st->out_info);
+  gst_base_transform_set_passthrough (trans, passthrough);
+  if (passthrough) {
+    /* Buffers never reach transform(): no op to build. */
+    GST_DEBUG_OBJECT (self, "passthrough");
+    return TRUE;
+  }
 
   cudafx::Status s;
   if (st->backend == cudafx::Backend::Cuda) {
@@ -402,8 +410,6 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     return FALSE;
   }
   st->configured = true;
-  gst_base_transform_set_passthrough (trans, klass->passthrough_on_same_info &&
-      st->in_cuda == st->out_cuda && gst_video_info_is_equal (&st->in_info, &st->out_info));
   GST_DEBUG_OBJECT (self, "configured: %s -> %s, backend %s",
       st->in_cuda ? "cuda" : "system", st->out_cuda ? "cuda" : "system",
       st->backend == cudafx::Backend::Cuda ? "cuda" : "cpu");

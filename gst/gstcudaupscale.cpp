@@ -59,10 +59,8 @@ struct GstCudaUpscaleState
   gdouble factor = DEFAULT_FACTOR;
   bool method_changed = false;
 
-  /* streaming thread, from setup */
-  cudafx::ImageDesc in_desc, out_desc;
-  cudafx::ResizeParams params;
-  cudafx::Backend backend = cudafx::Backend::Cpu;
+  /* streaming thread: the op for the negotiated caps (its plan keeps the
+   * sizes, formats and siting a new method needs) */
   std::unique_ptr < cudafx::ResizeOp > op;
 };
 
@@ -281,17 +279,28 @@ gst_cuda_upscale_fixate_caps (GstBaseTransform * trans, GstPadDirection directio
 
 /* ---- the op ---- */
 
-static cudafx::Status
-build_op (GstCudaUpscale * self)
+/* The method property, taken: the op is built for it from now on. */
+static cudafx::ResizeMethod
+take_method (GstCudaUpscale * self)
 {
-  GstCudaUpscaleState *st = self->state;
   GST_OBJECT_LOCK (self);
-  st->params.method = to_method (st->method);
-  st->method_changed = false;
+  const cudafx::ResizeMethod m = to_method (self->state->method);
+  self->state->method_changed = false;
   GST_OBJECT_UNLOCK (self);
-  GST_DEBUG_OBJECT (self, "%dx%d -> %dx%d, %s", st->in_desc.width, st->in_desc.height,
-      st->out_desc.width, st->out_desc.height, cudafx::resize_method_name (st->params.method));
-  return cudafx::ResizeOp::create (st->backend, st->in_desc, st->out_desc, st->params, &st->op);
+  return m;
+}
+
+/* Builds the op and replaces the current one only if that worked. */
+static cudafx::Status
+build_op (GstCudaUpscale * self, cudafx::Backend backend, const cudafx::ImageDesc & in,
+    const cudafx::ImageDesc & out, const cudafx::ResizeParams & params)
+{
+  GST_DEBUG_OBJECT (self, "%dx%d -> %dx%d, %s", in.width, in.height, out.width,
+      out.height, cudafx::resize_method_name (params.method));
+  std::unique_ptr < cudafx::ResizeOp > op;
+  CUDAFX_TRY (cudafx::ResizeOp::create (backend, in, out, params, &op));
+  self->state->op = std::move (op);
+  return cudafx::Status::ok ();
 }
 
 static cudafx::Status
@@ -299,15 +308,15 @@ gst_cuda_upscale_setup (GstCudaFxFilter * filter, const GstVideoInfo * in_info,
     const GstVideoInfo * out_info, cudafx::Backend backend)
 {
   GstCudaUpscale *self = GST_CUDA_UPSCALE (filter);
-  GstCudaUpscaleState *st = self->state;
-  if (!gst_cuda_fx_desc_from_info (in_info, &st->in_desc) ||
-      !gst_cuda_fx_desc_from_info (out_info, &st->out_desc))
+  cudafx::ImageDesc in, out;
+  if (!gst_cuda_fx_desc_from_info (in_info, &in) || !gst_cuda_fx_desc_from_info (out_info, &out))
     return cudafx::Status::invalid ("unsupported format");
+  cudafx::ResizeParams params;
+  params.method = take_method (self);
   const guint site = GST_VIDEO_INFO_CHROMA_SITE (in_info);
-  st->params.chroma_cosited_h = (site & GST_VIDEO_CHROMA_SITE_H_COSITED) != 0;
-  st->params.chroma_cosited_v = (site & GST_VIDEO_CHROMA_SITE_V_COSITED) != 0;
-  st->backend = backend;
-  return build_op (self);
+  params.chroma_cosited_h = (site & GST_VIDEO_CHROMA_SITE_H_COSITED) != 0;
+  params.chroma_cosited_v = (site & GST_VIDEO_CHROMA_SITE_V_COSITED) != 0;
+  return build_op (self, backend, in, out, params);
 }
 
 static cudafx::Status
@@ -318,8 +327,14 @@ gst_cuda_upscale_process (GstCudaFxFilter * filter, const cudafx::ImageView & sr
   GST_OBJECT_LOCK (self);
   const bool changed = self->state->method_changed;
   GST_OBJECT_UNLOCK (self);
-  if (changed)
-    CUDAFX_TRY (build_op (self));
+  if (changed) {
+    /* Copies: building replaces the op that holds them. */
+    const cudafx::ResizeOp & op = *self->state->op;
+    const cudafx::ImageDesc in = op.plan ().src, out = op.plan ().dst;
+    cudafx::ResizeParams params = op.plan ().params;
+    params.method = take_method (self);
+    CUDAFX_TRY (build_op (self, op.backend (), in, out, params));
+  }
   return self->state->op->submit (stream, src, dst);
 }
 
