@@ -13,8 +13,8 @@
 // costs a horizontal pass only for source rows not yet in the window, so an
 // upscale by 2 filters each source row about once per thread. Source pixels
 // are gathered with read-only cached loads: neighbouring threads read
-// neighbouring, overlapping source pixels, which L1 serves. For 4-byte pixels
-// the horizontal taps go in pairs through dp2a (two 16-bit weights times two
+// neighbouring, overlapping source pixels, which L1 serves. The horizontal
+// taps go in pairs through dp2a (two 16-bit weights times two
 // bytes plus an accumulator, one instruction). All arithmetic is exact
 // integer arithmetic (resize_math.hpp), so results equal the CPU's.
 #include <cuda_runtime.h>
@@ -48,11 +48,6 @@ struct PlaneArgs {
 // fewer threads hide the gathers' latency worse.)
 __host__ __device__ constexpr int nearest_px(int C) { return C == 4 ? 4 : (C == 2 ? 8 : 16); }
 __host__ __device__ constexpr int filter_px(int C) { return C == 1 ? 8 : 4; }
-
-template <int I>
-__device__ __forceinline__ int32_t byte_of(uint32_t w) {
-  return static_cast<int32_t>(__byte_perm(w, 0, 0x4440 | I));
-}
 
 // Packs the low bytes of four words.
 __device__ __forceinline__ uint32_t pack4(uint32_t b0, uint32_t b1, uint32_t b2, uint32_t b3) {
@@ -140,7 +135,6 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_nearest(const __grid_
 
 // ---- bilinear, bicubic ----
 
-// Horizontal sums of source row `sy` for this thread's P pixels.
 // c + lo16(w) * byte0(b) + hi16(w) * byte1(b): two taps of one channel in one
 // instruction (weights signed 16-bit, bytes unsigned), exact in int32.
 __device__ __forceinline__ int32_t dot2(uint32_t w, uint32_t b, int32_t c) {
@@ -149,49 +143,32 @@ __device__ __forceinline__ int32_t dot2(uint32_t w, uint32_t b, int32_t c) {
   return d;
 }
 
-// Channel I of pixels p and q as bytes 0 and 1 of a word.
-template <int I>
-__device__ __forceinline__ uint32_t pair_of(uint32_t p, uint32_t q) {
-  return __byte_perm(p, q, I | ((4 + I) << 4));
-}
-
+// Horizontal sums of source row `sy` for this thread's P pixels: taps in
+// pairs, each pair of each channel one dp2a. `xw` holds the weights of taps
+// 2m and 2m+1 as the low and high halves of word m.
 template <int C, int T, int P, bool W4>
 __device__ __forceinline__ void filter_row(const PlaneArgs& a, int sy, const uint32_t (&xo)[P][T],
-                                           const int (&xw)[P][T], const uint32_t (&xw2)[P][T / 2],
-                                           int32_t (&h)[P * C]) {
+                                           const uint32_t (&xw)[P][T / 2], int32_t (&h)[P * C]) {
   const uint8_t* row = a.src + static_cast<size_t>(sy) * a.src_pitch;
-  if constexpr (W4) {
-    // 4-byte pixels: taps in pairs, each pair of each channel one dp2a.
 #pragma unroll
-    for (int j = 0; j < P; j++) {
-      uint32_t px[T];
+  for (int j = 0; j < P; j++) {
 #pragma unroll
-      for (int k = 0; k < T; k++)
-        px[k] = __ldg(reinterpret_cast<const uint32_t*>(row + xo[j][k]));
-      int32_t acc[4] = {0, 0, 0, 0};
-#pragma unroll
-      for (int k = 0; k < T; k += 2) {
-        acc[0] = dot2(xw2[j][k / 2], pair_of<0>(px[k], px[k + 1]), acc[0]);
-        acc[1] = dot2(xw2[j][k / 2], pair_of<1>(px[k], px[k + 1]), acc[1]);
-        acc[2] = dot2(xw2[j][k / 2], pair_of<2>(px[k], px[k + 1]), acc[2]);
-        acc[3] = dot2(xw2[j][k / 2], pair_of<3>(px[k], px[k + 1]), acc[3]);
-      }
-#pragma unroll
-      for (int c = 0; c < 4; c++)
-        h[j * 4 + c] = acc[c];
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < P * C; i++)
-      h[i] = 0;
-#pragma unroll
-    for (int j = 0; j < P; j++) {
-#pragma unroll
-      for (int k = 0; k < T; k++) {
+    for (int k = 0; k < T; k += 2) {
+      uint32_t pair[C];  // channel c of taps k and k + 1 as bytes 0 and 1
+      if constexpr (W4) {
+        const uint32_t p = __ldg(reinterpret_cast<const uint32_t*>(row + xo[j][k]));
+        const uint32_t q = __ldg(reinterpret_cast<const uint32_t*>(row + xo[j][k + 1]));
 #pragma unroll
         for (int c = 0; c < C; c++)
-          h[j * C + c] += xw[j][k] * static_cast<int32_t>(__ldg(row + xo[j][k] + c));
+          pair[c] = __byte_perm(p, q, c | ((4 + c) << 4));
+      } else {
+#pragma unroll
+        for (int c = 0; c < C; c++)
+          pair[c] = __ldg(row + xo[j][k] + c) | (__ldg(row + xo[j][k + 1] + c) << 8);
       }
+#pragma unroll
+      for (int c = 0; c < C; c++)
+        h[j * C + c] = dot2(xw[j][k / 2], pair[c], k == 0 ? 0 : h[j * C + c]);
     }
   }
 }
@@ -202,29 +179,27 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_filter(const __grid_c
   ThreadRun run;
   if (!thread_run(a, P, &run))
     return;
-  uint32_t xo[P][T], xw2[P][T / 2];
-  int xw[P][T];
+  uint32_t xo[P][T], xw[P][T / 2];
 #pragma unroll
   for (int j = 0; j < P; j++) {
     const ResizeTap t = a.xt[min(run.x0 + j, a.dst_w - 1)];
 #pragma unroll
     for (int k = 0; k < T; k++) {
       xo[j][k] = resize_clamp(t.base + k, a.src_w) * C;
-      xw[j][k] = t.w[k];
     }
 #pragma unroll
     for (int k = 0; k < T; k += 2)
-      xw2[j][k / 2] = static_cast<uint16_t>(t.w[k]) | (static_cast<uint32_t>(static_cast<uint16_t>(t.w[k + 1])) << 16);
+      xw[j][k / 2] = static_cast<uint16_t>(t.w[k]) |
+                     (static_cast<uint32_t>(static_cast<uint16_t>(t.w[k + 1])) << 16);
   }
   const int n = min(P, a.dst_w - run.x0) * C;
   uint8_t* out = a.dst + static_cast<size_t>(run.y0) * a.dst_pitch + run.x0 * C;
   // h[k]: horizontal sums of source row window_base + k (unclamped).
   int32_t h[T][V];
-  int window_base = 0;
-  bool have = false;
+  int window_base = 0;  // empty on the strip's first row
   for (int y = run.y0; y < run.y1; y++, out += a.dst_pitch) {
     const ResizeTap ty = a.yt[y];
-    int d = have ? ty.base - window_base : T;
+    int d = y == run.y0 ? T : ty.base - window_base;
     if (d < 0 || d > T)
       d = T;
     // Slide the window down by d rows (d is the same for the whole warp).
@@ -234,11 +209,10 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_filter(const __grid_c
 #pragma unroll
         for (int i = 0; i < V; i++)
           h[k][i] = h[k + 1][i];
-      filter_row<C, T, P, W4>(a, resize_clamp(ty.base + T - d + s, a.src_h), xo, xw, xw2,
+      filter_row<C, T, P, W4>(a, resize_clamp(ty.base + T - d + s, a.src_h), xo, xw,
                               h[T - 1]);
     }
     window_base = ty.base;
-    have = true;
     // Vertical sums, rounded: resize_finish's (v + 2^21) >> 22 with the
     // rounding term as the sum's start; bilinear weights are non-negative
     // and sum to 2^11 an axis, so only bicubic can leave [0, 255].

@@ -1,7 +1,5 @@
 // The resize op object: plans once, uploads the taps for CUDA (once, at
 // creation), owns the CPU scratch, and dispatches each frame.
-#include <cstring>
-
 #include "cudafx/resize.hpp"
 
 namespace cudafx {

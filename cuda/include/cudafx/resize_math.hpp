@@ -19,7 +19,7 @@ CUDAFX_HD uint8_t resize_finish(int32_t v) {
   return static_cast<uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
 }
 
-// The tap index k of a tap run starting at `base`, kept inside [0, n).
+// Sample index i kept inside [0, n): out-of-image taps repeat the edge.
 CUDAFX_HD int resize_clamp(int i, int n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 
 }  // namespace cudafx
