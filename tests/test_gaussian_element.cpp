@@ -11,32 +11,13 @@
 #include "support/gpu.hpp"
 #include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
+#include "support/harness.hpp"
 #include "support/host_image.hpp"
 
 using namespace cudafx;
 using namespace testing_support;
 
 namespace {
-
-bool have_element(const char* name) {
-  GstElementFactory* f = gst_element_factory_find(name);
-  if (f)
-    gst_object_unref(f);
-  return f != nullptr;
-}
-
-// Pushes `img` through a harness and returns the output frame.
-HostImage push_pull(GstHarness* h, const HostImage& img, size_t pad = 0) {
-  HostImage out;
-  EXPECT_EQ(gst_harness_push(h, buffer_from_image(img, pad)), GST_FLOW_OK);
-  GstBuffer* buf = gst_harness_pull(h);
-  EXPECT_NE(buf, nullptr);
-  if (buf) {
-    EXPECT_TRUE(image_from_buffer(buf, img.desc(), &out));
-    gst_buffer_unref(buf);
-  }
-  return out;
-}
 
 GstHarness* gaussian_harness(const ImageDesc& desc, const char* backend, double sigma,
                              const char* border = "replicate") {

@@ -11,6 +11,7 @@
 #include "support/gpu.hpp"
 #include "support/gst_image.hpp"
 #include "support/host_image.hpp"
+#include "support/op_runner.hpp"
 
 using namespace cudafx;
 using testing_support::HostImage;
@@ -23,35 +24,17 @@ HostImage oracle(const HostImage& src, const GaussianParams& params) {
 
 HostImage run_cpu(const HostImage& src, const GaussianParams& params, size_t pad = 0) {
   std::unique_ptr<GaussianOp> op;
-  Status s = GaussianOp::create(Backend::Cpu, src.desc(), params, &op);
+  const Status s = GaussianOp::create(Backend::Cpu, src.desc(), params, &op);
   EXPECT_TRUE(s.is_ok()) << s.message();
-  HostImage dst(src.desc(), pad);
-  if (op) {
-    s = op->submit(nullptr, src.view(), dst.view());
-    EXPECT_TRUE(s.is_ok()) << s.message();
-  }
-  return dst;
+  return op ? testing_support::run_on_host(*op, src, src.desc(), pad) : HostImage(src.desc(), pad);
 }
 
 // Runs the CUDA backend: upload, filter, download, one sync.
 HostImage run_cuda(const HostImage& src, const GaussianParams& params, size_t align) {
-  CudaStream stream;
-  EXPECT_TRUE(stream.create().is_ok());
-  testing_support::DeviceImage din(src.desc(), align), dout(src.desc(), align);
-  EXPECT_TRUE(din.status().is_ok()) << din.status().message();
   std::unique_ptr<GaussianOp> op;
-  Status s = GaussianOp::create(Backend::Cuda, src.desc(), params, &op);
+  const Status s = GaussianOp::create(Backend::Cuda, src.desc(), params, &op);
   EXPECT_TRUE(s.is_ok()) << s.message();
-  HostImage dst(src.desc());
-  if (!op)
-    return dst;
-  EXPECT_TRUE(din.upload(src.view(), stream.get()).is_ok());
-  s = op->submit(stream.get(), din.view(), dout.view());
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  EXPECT_TRUE(dout.download(dst.view(), stream.get()).is_ok());
-  s = stream.synchronize();
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  return dst;
+  return op ? testing_support::run_on_device(*op, src, src.desc(), align) : HostImage(src.desc());
 }
 
 const PixelFormat kAllFormats[] = {

@@ -11,6 +11,7 @@
 #include "support/gpu.hpp"
 #include "support/gst_image.hpp"
 #include "support/host_image.hpp"
+#include "support/op_runner.hpp"
 #include "support/resize_oracle.hpp"
 
 using namespace cudafx;
@@ -34,36 +35,17 @@ HostImage oracle(const HostImage& src, const ImageDesc& dst_desc, ResizeMethod m
 HostImage run_cpu(const HostImage& src, const ImageDesc& dst_desc, const ResizeParams& p,
                   size_t pad = 0) {
   std::unique_ptr<ResizeOp> op;
-  Status s = ResizeOp::create(Backend::Cpu, src.desc(), dst_desc, p, &op);
+  const Status s = ResizeOp::create(Backend::Cpu, src.desc(), dst_desc, p, &op);
   EXPECT_TRUE(s.is_ok()) << s.message();
-  HostImage dst(dst_desc, pad);
-  if (op) {
-    s = op->submit(nullptr, src.view(), dst.view());
-    EXPECT_TRUE(s.is_ok()) << s.message();
-  }
-  return dst;
+  return op ? testing_support::run_on_host(*op, src, dst_desc, pad) : HostImage(dst_desc, pad);
 }
 
 HostImage run_cuda(const HostImage& src, const ImageDesc& dst_desc, const ResizeParams& p,
                    size_t align) {
-  CudaStream stream;
-  EXPECT_TRUE(stream.create().is_ok());
-  testing_support::DeviceImage din(src.desc(), align), dout(dst_desc, align);
-  EXPECT_TRUE(din.status().is_ok()) << din.status().message();
-  EXPECT_TRUE(dout.status().is_ok()) << dout.status().message();
   std::unique_ptr<ResizeOp> op;
-  Status s = ResizeOp::create(Backend::Cuda, src.desc(), dst_desc, p, &op);
+  const Status s = ResizeOp::create(Backend::Cuda, src.desc(), dst_desc, p, &op);
   EXPECT_TRUE(s.is_ok()) << s.message();
-  HostImage dst(dst_desc);
-  if (!op)
-    return dst;
-  EXPECT_TRUE(din.upload(src.view(), stream.get()).is_ok());
-  s = op->submit(stream.get(), din.view(), dout.view());
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  EXPECT_TRUE(dout.download(dst.view(), stream.get()).is_ok());
-  s = stream.synchronize();
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  return dst;
+  return op ? testing_support::run_on_device(*op, src, dst_desc, align) : HostImage(dst_desc);
 }
 
 // Source and destination sizes: upscales by 1.5, 2, 3 and 4, downscales, odd

@@ -13,6 +13,7 @@
 #include "support/gpu.hpp"
 #include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
+#include "support/harness.hpp"
 #include "support/host_image.hpp"
 #include "support/resize_oracle.hpp"
 
@@ -20,13 +21,6 @@ using namespace cudafx;
 using namespace testing_support;
 
 namespace {
-
-bool have_element(const char* name) {
-  GstElementFactory* fac = gst_element_factory_find(name);
-  if (fac)
-    gst_object_unref(fac);
-  return fac != nullptr;
-}
 
 GstHarness* upscale_harness(const ImageDesc& in, const std::string& out_caps, const char* backend,
                             const char* method) {
@@ -36,28 +30,6 @@ GstHarness* upscale_harness(const ImageDesc& in, const std::string& out_caps, co
   gst_harness_set_src_caps_str(h, caps_string(in).c_str());
   gst_harness_set_sink_caps_str(h, out_caps.c_str());
   return h;
-}
-
-// Pushes `img`, pulls one frame and reads the size it was negotiated at.
-HostImage push_pull(GstHarness* h, const HostImage& img, size_t pad = 0) {
-  HostImage out;
-  EXPECT_EQ(gst_harness_push(h, buffer_from_image(img, pad)), GST_FLOW_OK);
-  GstBuffer* buf = gst_harness_pull(h);
-  EXPECT_NE(buf, nullptr);
-  GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
-  EXPECT_NE(caps, nullptr);
-  if (buf && caps) {
-    GstVideoInfo info;
-    EXPECT_TRUE(gst_video_info_from_caps(&info, caps));
-    const ImageDesc d{img.desc().format, GST_VIDEO_INFO_WIDTH(&info),
-                      GST_VIDEO_INFO_HEIGHT(&info)};
-    EXPECT_TRUE(image_from_buffer(buf, d, &out));
-  }
-  if (caps)
-    gst_caps_unref(caps);
-  if (buf)
-    gst_buffer_unref(buf);
-  return out;
 }
 
 // The caps the harness's sink pad negotiated.

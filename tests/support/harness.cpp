@@ -1,0 +1,37 @@
+#include "harness.hpp"
+
+#include <gtest/gtest.h>
+
+#include "gst_frames.hpp"
+
+namespace testing_support {
+
+bool have_element(const char* name) {
+  GstElementFactory* f = gst_element_factory_find(name);
+  if (f)
+    gst_object_unref(f);
+  return f != nullptr;
+}
+
+HostImage push_pull(GstHarness* h, const HostImage& img, size_t pad) {
+  HostImage out;
+  EXPECT_EQ(gst_harness_push(h, buffer_from_image(img, pad)), GST_FLOW_OK);
+  GstBuffer* buf = gst_harness_pull(h);
+  EXPECT_NE(buf, nullptr);
+  GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+  EXPECT_NE(caps, nullptr);
+  if (buf && caps) {
+    GstVideoInfo info;
+    EXPECT_TRUE(gst_video_info_from_caps(&info, caps));
+    const cudafx::ImageDesc d{img.desc().format, GST_VIDEO_INFO_WIDTH(&info),
+                              GST_VIDEO_INFO_HEIGHT(&info)};
+    EXPECT_TRUE(image_from_buffer(buf, d, &out));
+  }
+  if (caps)
+    gst_caps_unref(caps);
+  if (buf)
+    gst_buffer_unref(buf);
+  return out;
+}
+
+}  // namespace testing_support
