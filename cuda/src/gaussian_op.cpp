@@ -39,10 +39,7 @@ Status GaussianOp::set_params(const GaussianParams& params) {
 }
 
 Status GaussianOp::submit(StreamHandle stream, const ImageView& src, const ImageView& dst) {
-  for (int i = 0; i < plan_.n_planes; i++) {
-    if (src.data[i] == dst.data[i])
-      return Status::invalid("gaussian: source and destination must not overlap");
-  }
+  CUDAFX_TRY(check_distinct(src, dst, "gaussian"));
   if (backend_ == Backend::Cpu)
     return gaussian_cpu(plan_, src, dst, host_scratch_);
   return gaussian_cuda(plan_, src, dst, device_scratch_.get(), device_scratch_.size(), stream);

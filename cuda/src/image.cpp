@@ -73,6 +73,14 @@ Status validate_view(const ImageView& view, const ImageDesc& desc, const char* w
   return Status::ok();
 }
 
+Status check_distinct(const ImageView& src, const ImageView& dst, const char* op) {
+  for (int i = 0; i < kMaxPlanes; i++) {
+    if (src.data[i] && src.data[i] == dst.data[i])
+      return Status::invalid(std::string(op) + ": source and destination must not overlap");
+  }
+  return Status::ok();
+}
+
 size_t packed_size(const ImageDesc& desc, size_t row_align) {
   const FormatInfo& fi = format_info(desc.format);
   size_t total = 0;

@@ -43,10 +43,7 @@ Status ResizeOp::create(Backend backend, const ImageDesc& src, const ImageDesc& 
 ResizeOp::~ResizeOp() = default;
 
 Status ResizeOp::submit(StreamHandle stream, const ImageView& src, const ImageView& dst) {
-  for (int i = 0; i < plan_.n_planes; i++) {
-    if (src.data[i] == dst.data[i])
-      return Status::invalid("resize: source and destination must not overlap");
-  }
+  CUDAFX_TRY(check_distinct(src, dst, "resize"));
   if (backend_ == Backend::Cpu)
     return resize_cpu(plan_, src, dst, host_scratch_);
   return resize_cuda(plan_, taps_, src, dst, stream);

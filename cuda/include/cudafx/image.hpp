@@ -76,6 +76,11 @@ struct ImageView {
 // present, pitches large enough. Does not touch the memory.
 Status validate_view(const ImageView& view, const ImageDesc& desc, const char* what);
 
+// For ops that read `src` while writing `dst`: an error, "<op>: source and
+// destination must not overlap", when a plane of one is a plane of the other.
+// Compares plane pointers only (the views may be device memory).
+Status check_distinct(const ImageView& src, const ImageView& dst, const char* op);
+
 // Bytes a tightly packed image of `desc` takes with every row of a plane
 // padded to `row_align` bytes, and the view of such an image at `base`.
 size_t packed_size(const ImageDesc& desc, size_t row_align = 1);
