@@ -134,8 +134,14 @@ map_size_field (GstStructure * s, const gchar * field, double f, bool inverse)
     return (double) std::lround (x * f);
   };
   if (!inverse) {
-    lo = (int) CLAMP (image (lo), min_size, max_size);
-    hi = (int) CLAMP (image (hi), min_size, max_size);
+    /* Sizes whose image falls outside the op's range have no output (a
+     * fixed one fails negotiation) rather than a size that is not the
+     * factor's. */
+    const double a = image (lo), b = image (hi);
+    if (a > max_size || b < min_size)
+      return FALSE;
+    lo = (int) MAX (a, min_size);
+    hi = (int) MIN (b, max_size);
   } else {
     /* image() is monotonic: step in from estimates just outside. */
     const double t_lo = lo, t_hi = hi;

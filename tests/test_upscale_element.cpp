@@ -280,6 +280,21 @@ TEST(UpscaleElement, InvalidCapsAreRejectedWithAnError) {
   }
 }
 
+// A factor whose output would exceed the supported size fails negotiation
+// instead of producing a size that is not factor x input.
+TEST(UpscaleElement, FactorBeyondTheSizeLimitIsNotNegotiated) {
+  const ImageDesc in{PixelFormat::GRAY8, 4000, 4};
+  GstHarness* h = gst_harness_new("cudaupscale");
+  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
+  g_object_set(h->element, "factor", 10.0, nullptr);
+  gst_harness_set_src_caps_str(h, caps_string(in).c_str());
+  gst_harness_set_sink_caps_str(h, "video/x-raw");
+  HostImage src(in);
+  src.fill_random(9);
+  EXPECT_EQ(gst_harness_push(h, buffer_from_image(src)), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown(h);
+}
+
 // Input caps changed mid-stream to a format downstream does not take: the
 // push fails as not-negotiated.
 TEST(UpscaleElement, CapsChangeToAnUnacceptableFormatIsNotNegotiated) {
