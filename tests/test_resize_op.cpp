@@ -59,6 +59,8 @@ const int kSizes[][4] = {
     {173, 97, 64, 35},    // arbitrary downscale
     {200, 150, 57, 41},   // strong downscale (filter window restarts)
     {30, 20, 77, 53},     // non-integer upscale, different factors an axis
+    {97, 41, 40, 90},     // down across, up down the image
+    {3, 2, 10, 9},        // narrower than the bicubic window (taps clamped one by one)
     {1, 1, 7, 5},         // a single pixel
     {9, 7, 1, 1},         // to a single pixel
 };
@@ -105,7 +107,27 @@ TEST(ResizePlan, WeightsSumToOneAndTapsAsDocumented) {
       }
     }
   }
-  // x2.5 bicubic: output 0 sits at source -0.3, so taps start at -2.
+  // Every window lies inside its source (the kernels read taps unclamped).
+  for (int i = 0; i < plan.n_planes; i++)
+    for (const ResizeAxis* ax : {&plan.planes[i].x, &plan.planes[i].y})
+      for (const ResizeTap& t : ax->tap) {
+        EXPECT_GE(t.base, 0);
+        EXPECT_LE(t.base + ax->taps, ax->src_size);
+      }
+  // x2.5 bicubic: output 0 sits at source -0.3, so its taps would be samples
+  // -2..1; -2, -1 and 0 all read sample 0, so the window starts at 0 with
+  // their weights summed, and the last slot is empty.
+  const ResizeTap& t0 = plan.planes[0].x.tap[0];
+  EXPECT_EQ(t0.base, 0);
+  EXPECT_EQ(t0.w[2], 0);
+  EXPECT_EQ(t0.w[3], 0);
+  // The mirror case at the right edge: the window ends at the last sample.
+  const ResizeTap& tn = plan.planes[0].x.tap[249];
+  EXPECT_EQ(tn.base, 96);
+  EXPECT_EQ(tn.w[0], 0);
+  // A source narrower than the window keeps the clamped form: output 0 of
+  // 3 -> 7 sits at -0.29, taps from -2.
+  ASSERT_TRUE(plan_resize({PixelFormat::GRAY8, 3, 3}, {PixelFormat::GRAY8, 7, 7}, p, &plan).is_ok());
   EXPECT_EQ(plan.planes[0].x.tap[0].base, -2);
   p.method = ResizeMethod::Nearest;
   ASSERT_TRUE(plan_resize({PixelFormat::GRAY8, 10, 10}, {PixelFormat::GRAY8, 4, 30}, p, &plan)

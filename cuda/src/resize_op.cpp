@@ -24,6 +24,10 @@ Status ResizeOp::create(Backend backend, const ImageDesc& src, const ImageDesc& 
       y_at[i] = all.size();
       all.insert(all.end(), plan.planes[i].y.tap.begin(), plan.planes[i].y.tap.end());
     }
+    // Spare taps at the end: the CUDA kernels read the taps of up to
+    // kResizeTapsAhead rows past a strip's last row before they know it is
+    // the last.
+    all.insert(all.end(), kResizeTapsAhead, ResizeTap{0, {0, 0, 0, 0}});
     const size_t bytes = all.size() * sizeof(ResizeTap);
     CUDAFX_TRY(op->device_taps_.allocate(bytes));
     CudaStream upload;

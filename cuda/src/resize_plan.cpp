@@ -26,6 +26,24 @@ void cubic_weights(float f, float c[4]) {
   c[3] = 1.f - c[0] - c[1] - c[2];
 }
 
+// Moves a tap window that reaches outside [0, src) inside it, folding the
+// weight of each clamped tap into the edge sample it repeats: the sums are
+// the same integers, and a kernel can then read `taps` consecutive samples
+// from `base` without clamping each one (when src >= taps).
+void fit_window(int taps, int src, ResizeTap* t) {
+  if (src < taps || (t->base >= 0 && t->base + taps <= src))
+    return;
+  const int lo = t->base < 0 ? 0 : src - taps;
+  int16_t w[kResizeMaxTaps] = {0, 0, 0, 0};
+  for (int k = 0; k < taps; k++) {
+    const int s = t->base + k < 0 ? 0 : (t->base + k >= src ? src - 1 : t->base + k);
+    w[s - lo] = static_cast<int16_t>(w[s - lo] + t->w[k]);
+  }
+  t->base = lo;
+  for (int k = 0; k < kResizeMaxTaps; k++)
+    t->w[k] = w[k];
+}
+
 // Taps of one axis of one plane.
 //  full_src, full_dst: the image's size on this axis (luma samples);
 //  src, dst: the plane's; shift: the plane's subsampling; cosited: siting of
@@ -46,6 +64,7 @@ void plan_axis(ResizeMethod method, int full_src, int full_dst, int src, int dst
     return;
   }
   axis->taps = method == ResizeMethod::Bilinear ? 2 : 4;
+  axis->steps_by_one = true;
   // Luma scale, computed as cv::resize does (1 / (dst / src)).
   const double scale = 1.0 / (static_cast<double>(full_dst) / full_src);
   const double sub = static_cast<double>(1 << shift);
@@ -81,6 +100,9 @@ void plan_axis(ResizeMethod method, int full_src, int full_dst, int src, int dst
       }
       t.w[3] = static_cast<int16_t>(kOne - sum);
     }
+    fit_window(axis->taps, src, &t);
+    if (i > 0 && (t.base < axis->tap[i - 1].base || t.base > axis->tap[i - 1].base + 1))
+      axis->steps_by_one = false;
   }
 }
 

@@ -54,7 +54,9 @@ struct ResizeParams {
 
 // One output sample's taps on one axis: source samples clamp(base + k) for
 // k < taps, with weights w[k] summing to 2^kResizeCoefBits. Nearest: one tap,
-// base the source sample.
+// base the source sample. When the source has at least `taps` samples the
+// window lies inside it (0 <= base <= src - taps): taps that would fall
+// outside are folded into the edge sample's weight.
 struct ResizeTap {
   int32_t base;
   int16_t w[kResizeMaxTaps];
@@ -64,6 +66,10 @@ struct ResizeAxis {
   int taps = 1;
   int src_size = 0;            // samples on this axis of the source plane
   std::vector<ResizeTap> tap;  // one per output sample
+  // Each sample's base is its predecessor's or one more (an upscale on this
+  // axis): a kernel walking the axis needs at most one new source sample a
+  // step.
+  bool steps_by_one = false;
 };
 
 struct ResizePlanePlan {
@@ -86,7 +92,9 @@ const char* resize_method_name(ResizeMethod m);
 Status plan_resize(const ImageDesc& src, const ImageDesc& dst, const ResizeParams& params,
                    ResizePlan* out);
 
-// The device copy of a plan's taps, per plane.
+// The device copy of a plan's taps, per plane. The allocation ends with
+// kResizeTapsAhead spare taps, which the kernels may read but never use.
+constexpr int kResizeTapsAhead = 1;
 struct ResizeDeviceTaps {
   const ResizeTap* x[kMaxPlanes] = {nullptr, nullptr, nullptr};
   const ResizeTap* y[kMaxPlanes] = {nullptr, nullptr, nullptr};
