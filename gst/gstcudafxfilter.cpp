@@ -1,7 +1,6 @@
 /* GstCudaFxFilter: see gstcudafxfilter.h. */
 #include "gstcudafxfilter.h"
 
-#include "gstcudafxcontext.h"
 #include "gstcudafxpinnedallocator.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_fx_filter_debug);
@@ -14,12 +13,8 @@ enum
   PROP_CUDA_DEVICE_ID,
 };
 
-#define DEFAULT_BACKEND GST_CUDA_FX_BACKEND_AUTO
-#define DEFAULT_CUDA_DEVICE_ID -1
-
-/* Row alignment of the device staging images: a multiple of 16 keeps every
- * row start aligned for the kernels' 16-byte loads. */
-#define STAGING_ROW_ALIGN 256
+#define DEFAULT_BACKEND GST_CUDA_FX_DEFAULT_BACKEND
+#define DEFAULT_CUDA_DEVICE_ID GST_CUDA_FX_DEFAULT_DEVICE_ID
 
 /* C++ state lives behind a pointer: GObject instance memory is raw. */
 struct GstCudaFxFilterState
@@ -29,11 +24,7 @@ struct GstCudaFxFilterState
   gint device_id_setting = DEFAULT_CUDA_DEVICE_ID;
 
   /* from start to stop */
-  cudafx::Backend backend = cudafx::Backend::Cpu;
-  GstObject *context = nullptr;         /* GstCudaContext, with libgstcuda */
-  gint device_id = -1;
-  cudafx::CudaStream stream;
-  GstAllocator *pinned = nullptr;
+  GstCudaFxDevice dev;
 
   /* from set_caps */
   GstVideoInfo in_info, out_info;
@@ -41,7 +32,6 @@ struct GstCudaFxFilterState
   bool in_cuda = false, out_cuda = false;
   bool configured = false;
   cudafx::DeviceBuffer staging_in, staging_out;
-  bool started = false;
 };
 
 typedef struct
@@ -59,79 +49,6 @@ get_state (GstCudaFxFilter * self)
 {
   return static_cast < GstCudaFxFilterPrivate * >
       (gst_cuda_fx_filter_get_instance_private (self))->state;
-}
-
-GType
-gst_cuda_fx_backend_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_CUDA_FX_BACKEND_AUTO, "CUDA when a device is usable, else CPU",
-        "auto"},
-    {GST_CUDA_FX_BACKEND_CUDA, "CUDA; fail to start without a usable device",
-        "cuda"},
-    {GST_CUDA_FX_BACKEND_CPU, "CPU (multi-threaded)", "cpu"},
-    {0, nullptr, nullptr},
-  };
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaFxBackend", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
-gboolean
-gst_cuda_fx_desc_from_info (const GstVideoInfo * info, cudafx::ImageDesc * desc)
-{
-  cudafx::PixelFormat f;
-  if (!cudafx::format_from_name (gst_video_format_to_string
-          (GST_VIDEO_INFO_FORMAT (info)), &f))
-    return FALSE;
-  desc->format = f;
-  desc->width = GST_VIDEO_INFO_WIDTH (info);
-  desc->height = GST_VIDEO_INFO_HEIGHT (info);
-  return TRUE;
-}
-
-static cudafx::ImageView
-view_of_frame (const GstVideoFrame * frame, const cudafx::ImageDesc & desc)
-{
-  cudafx::ImageView v;
-  v.desc = desc;
-  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES (frame) && i < cudafx::kMaxPlanes; i++) {
-    v.data[i] = static_cast < uint8_t * >(GST_VIDEO_FRAME_PLANE_DATA (frame, i));
-    v.pitch[i] = GST_VIDEO_FRAME_PLANE_STRIDE (frame, i);
-  }
-  return v;
-}
-
-static gboolean
-caps_are_cuda (GstCaps * caps)
-{
-#if HAVE_GSTCUDA
-  GstCapsFeatures *f = gst_caps_get_features (caps, 0);
-  return f && gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
-#else
-  (void) caps;
-  return FALSE;
-#endif
-}
-
-/* Device memory we can use directly: CUDA memory of our own context. */
-static gboolean
-buffer_is_our_cuda (GstCudaFxFilterState * st, GstBuffer * buf)
-{
-#if HAVE_GSTCUDA
-  if (!st->context || gst_buffer_n_memory (buf) == 0)
-    return FALSE;
-  GstMemory *mem = gst_buffer_peek_memory (buf, 0);
-  return gst_is_cuda_memory (mem) &&
-      GST_CUDA_MEMORY_CAST (mem)->context == GST_CUDA_CONTEXT (st->context);
-#else
-  (void) st;
-  (void) buf;
-  return FALSE;
-#endif
 }
 
 /* ---- caps ---- */
@@ -229,7 +146,7 @@ gst_cuda_fx_filter_transform_caps (GstBaseTransform * trans,
       klass->transform_video_caps (self, direction, caps) : gst_caps_ref (caps);
   GstCaps *result = gst_cuda_fx_filter_caps_any_memory (video);
   gst_caps_unref (video);
-  if (st->started && st->backend != cudafx::Backend::Cuda)
+  if (st->dev.started () && !st->dev.cuda ())
     result = drop_cuda_memory (result);
   GstPad *other = direction == GST_PAD_SINK ? trans->srcpad : trans->sinkpad;
   GstCaps *templ = gst_pad_get_pad_template_caps (other);
@@ -251,15 +168,11 @@ gst_cuda_fx_filter_transform_caps (GstBaseTransform * trans,
 static void
 gst_cuda_fx_filter_set_context (GstElement * element, GstContext * context)
 {
-#if HAVE_GSTCUDA
   GstCudaFxFilterState *st = get_state (GST_CUDA_FX_FILTER (element));
   GST_OBJECT_LOCK (element);
   const gint device_id = st->device_id_setting;
   GST_OBJECT_UNLOCK (element);
-  GstCudaContext *ctx = st->context ? GST_CUDA_CONTEXT (st->context) : nullptr;
-  gst_cuda_handle_set_context (element, context, device_id, &ctx);
-  st->context = ctx ? GST_OBJECT (ctx) : nullptr;
-#endif
+  st->dev.set_context (element, context, device_id);
   GST_ELEMENT_CLASS (gst_cuda_fx_filter_parent_class)->set_context (element, context);
 }
 
@@ -267,14 +180,9 @@ static gboolean
 gst_cuda_fx_filter_query (GstBaseTransform * trans, GstPadDirection direction,
     GstQuery * query)
 {
-#if HAVE_GSTCUDA
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT) {
-    GstCudaFxFilterState *st = get_state (GST_CUDA_FX_FILTER (trans));
-    if (st->context && gst_cuda_handle_context_query (GST_ELEMENT (trans), query,
-            GST_CUDA_CONTEXT (st->context)))
-      return TRUE;
-  }
-#endif
+  if (get_state (GST_CUDA_FX_FILTER (trans))->dev.handle_context_query (GST_ELEMENT (trans),
+          query))
+    return TRUE;
   return GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->query
       (trans, direction, query);
 }
@@ -288,8 +196,8 @@ release_op (GstCudaFxFilter * self)
   GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
   if (!st->configured)
     return;
-  if (st->backend == cudafx::Backend::Cuda) {
-    GstCudaFxContextScope scope (st->context, st->device_id);
+  if (st->dev.cuda ()) {
+    GstCudaFxDevice::Scope scope (st->dev);
     klass->teardown (self);
     st->staging_in.reset ();
     st->staging_out.reset ();
@@ -304,64 +212,19 @@ gst_cuda_fx_filter_start (GstBaseTransform * trans)
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   GstCudaFxFilterState *st = get_state (self);
-
   GST_OBJECT_LOCK (self);
   const GstCudaFxBackend wanted = st->backend_setting;
   const gint device_id = st->device_id_setting;
   GST_OBJECT_UNLOCK (self);
-
-  st->backend = cudafx::Backend::Cpu;
-  st->started = true;
-  if (wanted == GST_CUDA_FX_BACKEND_CPU) {
-    GST_INFO_OBJECT (self, "backend: cpu (asked for)");
-    return TRUE;
-  }
-
-  gint actual = -1;
-  cudafx::Status s = gst_cuda_fx_open_device (GST_ELEMENT (self), device_id,
-      &st->context, &actual);
-  if (s.is_ok ()) {
-    GstCudaFxContextScope scope (st->context, actual);
-    s = scope.status ();
-    if (s.is_ok ())
-      s = st->stream.create ();
-  }
-  if (!s.is_ok ()) {
-    if (wanted == GST_CUDA_FX_BACKEND_CUDA) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("backend=cuda but no usable CUDA device: %s", s.message ().c_str ()),
-          ("cuda-device-id=%d", device_id));
-      gst_clear_object (&st->context);
-      st->started = false;
-      return FALSE;
-    }
-    GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
-        ("No usable CUDA device, running on the CPU: %s", s.message ().c_str ()),
-        ("backend=auto, cuda-device-id=%d", device_id));
-    gst_clear_object (&st->context);
-    return TRUE;
-  }
-  st->backend = cudafx::Backend::Cuda;
-  st->device_id = actual;
-  st->pinned = gst_cuda_fx_pinned_allocator_new (st->context, actual);
-  GST_INFO_OBJECT (self, "backend: cuda, device %d", actual);
-  return TRUE;
+  return st->dev.start (GST_ELEMENT (self), wanted, device_id);
 }
 
 static gboolean
 gst_cuda_fx_filter_stop (GstBaseTransform * trans)
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
-  GstCudaFxFilterState *st = get_state (self);
   release_op (self);
-  if (st->stream) {
-    GstCudaFxContextScope scope (st->context, st->device_id);
-    st->stream.reset ();
-  }
-  gst_clear_object (&st->pinned);
-  gst_clear_object (&st->context);
-  st->backend = cudafx::Backend::Cpu;
-  st->started = false;
+  get_state (self)->dev.stop ();
   return TRUE;
 }
 
@@ -384,8 +247,8 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
         ("in %" GST_PTR_FORMAT ", out %" GST_PTR_FORMAT, incaps, outcaps));
     return FALSE;
   }
-  st->in_cuda = caps_are_cuda (incaps);
-  st->out_cuda = caps_are_cuda (outcaps);
+  st->in_cuda = gst_cuda_fx_caps_are_cuda (incaps);
+  st->out_cuda = gst_cuda_fx_caps_are_cuda (outcaps);
   const gboolean passthrough = klass->passthrough_on_same_info &&
       st->in_cuda == st->out_cuda && gst_video_info_is_equal (&st->in_info, &st->out_info);
   gst_base_transform_set_passthrough (trans, passthrough);
@@ -396,13 +259,13 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   }
 
   cudafx::Status s;
-  if (st->backend == cudafx::Backend::Cuda) {
-    GstCudaFxContextScope scope (st->context, st->device_id);
+  if (st->dev.cuda ()) {
+    GstCudaFxDevice::Scope scope (st->dev);
     s = scope.status ();
     if (s.is_ok ())
-      s = klass->setup (self, &st->in_info, &st->out_info, st->backend);
+      s = klass->setup (self, &st->in_info, &st->out_info, st->dev.backend ());
   } else {
-    s = klass->setup (self, &st->in_info, &st->out_info, st->backend);
+    s = klass->setup (self, &st->in_info, &st->out_info, st->dev.backend ());
   }
   if (!s.is_ok ()) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", s.message ().c_str ()),
@@ -412,32 +275,11 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   st->configured = true;
   GST_DEBUG_OBJECT (self, "configured: %s -> %s, backend %s",
       st->in_cuda ? "cuda" : "system", st->out_cuda ? "cuda" : "system",
-      st->backend == cudafx::Backend::Cuda ? "cuda" : "cpu");
+      st->dev.cuda ()? "cuda" : "cpu");
   return TRUE;
 }
 
 /* ---- allocation ---- */
-
-#if HAVE_GSTCUDA
-static GstBufferPool *
-new_cuda_pool (GstCudaFxFilterState * st, GstCaps * caps, guint * size,
-    guint min, guint max)
-{
-  GstBufferPool *pool = gst_cuda_buffer_pool_new (GST_CUDA_CONTEXT (st->context));
-  GstStructure *config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  gst_buffer_pool_config_set_params (config, caps, *size, min, max);
-  if (!gst_buffer_pool_set_config (pool, config)) {
-    gst_object_unref (pool);
-    return nullptr;
-  }
-  /* The CUDA pool pads rows: read back the size it settled on. */
-  config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_get_params (config, nullptr, size, nullptr, nullptr);
-  gst_structure_free (config);
-  return pool;
-}
-#endif
 
 static gboolean
 gst_cuda_fx_filter_propose_allocation (GstBaseTransform * trans,
@@ -458,31 +300,12 @@ gst_cuda_fx_filter_propose_allocation (GstBaseTransform * trans,
   gst_query_parse_allocation (query, &caps, &need_pool);
   if (!caps || !gst_video_info_from_caps (&info, caps))
     return FALSE;
-  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, nullptr);
-  if (!need_pool)
+  if (!need_pool) {
+    gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, nullptr);
     return TRUE;
-
-  guint size = GST_VIDEO_INFO_SIZE (&info);
-  GstBufferPool *pool = nullptr;
-#if HAVE_GSTCUDA
-  if (caps_are_cuda (caps) && st->context)
-    pool = new_cuda_pool (st, caps, &size, 0, 0);
-#endif
-  if (!pool && !caps_are_cuda (caps) && st->pinned) {
-    pool = gst_cuda_fx_pinned_pool_new (st->pinned, caps, size, 0, 0);
-    GstAllocationParams params;
-    gst_allocation_params_init (&params);
-    params.align = 63;
-    gst_query_add_allocation_param (query, st->pinned, &params);
   }
-  if (!pool) {
-    pool = gst_video_buffer_pool_new ();
-    GstStructure *config = gst_buffer_pool_get_config (pool);
-    gst_buffer_pool_config_set_params (config, caps, size, 0, 0);
-    gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    if (!gst_buffer_pool_set_config (pool, config))
-      gst_clear_object (&pool);
-  }
+  guint size = 0;
+  GstBufferPool *pool = st->dev.propose_pool (query, caps, &size);
   if (!pool)
     return FALSE;
   GST_DEBUG_OBJECT (self, "proposing %" GST_PTR_FORMAT " for %" GST_PTR_FORMAT,
@@ -511,22 +334,22 @@ gst_cuda_fx_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query
   size = MAX (size, (guint) GST_VIDEO_INFO_SIZE (&info));
 
   bool configured = false;        /* made and configured here */
-  if (caps_are_cuda (outcaps)) {
+  if (gst_cuda_fx_caps_are_cuda (outcaps)) {
 #if HAVE_GSTCUDA
     /* Downstream's CUDA pool only if it is of our context. */
-    if (pool && (!GST_IS_CUDA_BUFFER_POOL (pool) ||
+    if (pool && (!GST_IS_CUDA_BUFFER_POOL (pool) || !st->dev.context () ||
             GST_CUDA_BUFFER_POOL_CAST (pool)->context !=
-            GST_CUDA_CONTEXT (st->context)))
+            GST_CUDA_CONTEXT (st->dev.context ())))
       gst_clear_object (&pool);
-    if (!pool && st->context) {
-      pool = new_cuda_pool (st, outcaps, &size, min, max);
+    if (!pool) {
+      pool = st->dev.new_cuda_pool (outcaps, &size, min, max);
       configured = true;
     }
 #endif
-  } else if (st->backend == cudafx::Backend::Cuda && st->pinned) {
+  } else if (st->dev.cuda () && st->dev.pinned ()) {
     /* Results are copied device->host: into pinned memory, always. */
     gst_clear_object (&pool);
-    pool = gst_cuda_fx_pinned_pool_new (st->pinned, outcaps, size, min, max);
+    pool = gst_cuda_fx_pinned_pool_new (st->dev.pinned (), outcaps, size, min, max);
     configured = true;
   } else if (!pool) {
     pool = gst_video_buffer_pool_new ();
@@ -585,40 +408,11 @@ transform_cpu (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
     gst_video_frame_unmap (&in);
     return flow_error (self, "cannot map output", cudafx::Status::invalid ("map failed"));
   }
-  const cudafx::Status s = klass->process (self, view_of_frame (&in, st->in_desc),
-      view_of_frame (&out, st->out_desc), nullptr);
+  const cudafx::Status s = klass->process (self, gst_cuda_fx_view_of_frame (&in, st->in_desc),
+      gst_cuda_fx_view_of_frame (&out, st->out_desc), nullptr);
   gst_video_frame_unmap (&out);
   gst_video_frame_unmap (&in);
   return s.is_ok ()? GST_FLOW_OK : flow_error (self, "processing failed", s);
-}
-
-/* A device image for `host`'s frames. It takes the host frame's row pitches
- * when they keep rows 16-byte aligned, so that every copy between the two is
- * one linear copy; else rows aligned to STAGING_ROW_ALIGN. Allocated on the
- * first frame (and again only if a later frame needs more), never per frame. */
-static cudafx::Status
-ensure_staging (cudafx::DeviceBuffer & buf, const cudafx::ImageView & host,
-    cudafx::ImageView * view)
-{
-  const cudafx::FormatInfo & fi = cudafx::format_info (host.desc.format);
-  cudafx::ImageView v;
-  v.desc = host.desc;
-  size_t offsets[cudafx::kMaxPlanes] = { 0, 0, 0 };
-  size_t total = 0;
-  for (int i = 0; i < fi.n_planes; i++) {
-    const cudafx::PlaneView p = host.plane (i);
-    v.pitch[i] = p.pitch % 16 == 0 ? p.pitch :
-        (p.row_bytes () + STAGING_ROW_ALIGN - 1) / STAGING_ROW_ALIGN * STAGING_ROW_ALIGN;
-    offsets[i] = total;
-    total += (v.pitch[i] * p.height + STAGING_ROW_ALIGN - 1) / STAGING_ROW_ALIGN *
-        STAGING_ROW_ALIGN;
-  }
-  if (buf.size () < total)
-    CUDAFX_TRY (buf.allocate (total));
-  for (int i = 0; i < fi.n_planes; i++)
-    v.data[i] = buf.bytes () + offsets[i];
-  *view = v;
-  return cudafx::Status::ok ();
 }
 
 static GstFlowReturn
@@ -626,42 +420,34 @@ transform_cuda (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
 {
   GstCudaFxFilterState *st = get_state (self);
   GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
-  GstCudaFxContextScope scope (st->context, st->device_id);
+  GstCudaFxDevice::Scope scope (st->dev);
   if (!scope.status ().is_ok ())
     return flow_error (self, "CUDA context", scope.status ());
 
-  const bool in_dev = buffer_is_our_cuda (st, inbuf);
-  const bool out_dev = buffer_is_our_cuda (st, outbuf);
-  GstMapFlags in_flags = GST_MAP_READ, out_flags = GST_MAP_WRITE;
-#if HAVE_GSTCUDA
-  if (in_dev)
-    in_flags = static_cast < GstMapFlags > (in_flags | GST_MAP_CUDA);
-  if (out_dev)
-    out_flags = static_cast < GstMapFlags > (out_flags | GST_MAP_CUDA);
-#endif
   const gint64 t0 = g_get_monotonic_time ();
   GstVideoFrame in, out;
-  if (!gst_video_frame_map (&in, &st->in_info, inbuf, in_flags))
+  bool in_dev = false, out_dev = false;
+  if (!gst_cuda_fx_map_frame (st->dev, &in, &st->in_info, inbuf, GST_MAP_READ, &in_dev))
     return flow_error (self, "cannot map input", cudafx::Status::invalid ("map failed"));
-  if (!gst_video_frame_map (&out, &st->out_info, outbuf, out_flags)) {
+  if (!gst_cuda_fx_map_frame (st->dev, &out, &st->out_info, outbuf, GST_MAP_WRITE, &out_dev)) {
     gst_video_frame_unmap (&in);
     return flow_error (self, "cannot map output", cudafx::Status::invalid ("map failed"));
   }
 
-  const cudafx::StreamHandle stream = st->stream.get ();
-  cudafx::ImageView src = view_of_frame (&in, st->in_desc);
-  cudafx::ImageView dst = view_of_frame (&out, st->out_desc);
+  const cudafx::StreamHandle stream = st->dev.stream ();
+  cudafx::ImageView src = gst_cuda_fx_view_of_frame (&in, st->in_desc);
+  cudafx::ImageView dst = gst_cuda_fx_view_of_frame (&out, st->out_desc);
   const cudafx::ImageView host_out = dst;
   cudafx::Status s;
   if (!in_dev) {
     cudafx::ImageView staged;
-    s = ensure_staging (st->staging_in, src, &staged);
+    s = GstCudaFxDevice::staging_view (st->staging_in, src, &staged);
     if (s.is_ok ())
       s = cudafx::copy_image_async (staged, src, stream);
     src = staged;
   }
   if (s.is_ok () && !out_dev)
-    s = ensure_staging (st->staging_out, host_out, &dst);
+    s = GstCudaFxDevice::staging_view (st->staging_out, host_out, &dst);
   if (s.is_ok ())
     s = klass->process (self, src, dst, stream);
   if (s.is_ok () && !out_dev)
@@ -669,7 +455,7 @@ transform_cuda (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
   /* The one synchronisation of this buffer: the input may be unmapped and the
    * output pushed only once the stream has finished with them. */
   const gint64 t1 = g_get_monotonic_time ();
-  const cudafx::Status sync = st->stream.synchronize ();
+  const cudafx::Status sync = st->dev.synchronize ();
   const gint64 t2 = g_get_monotonic_time ();
   if (s.is_ok ())
     s = sync;
@@ -692,7 +478,7 @@ gst_cuda_fx_filter_transform (GstBaseTransform * trans, GstBuffer * inbuf,
         (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (st->backend == cudafx::Backend::Cuda)
+  if (st->dev.cuda ())
     return transform_cuda (self, inbuf, outbuf);
   return transform_cpu (self, inbuf, outbuf);
 }
@@ -760,21 +546,7 @@ gst_cuda_fx_filter_class_init (GstCudaFxFilterClass * klass)
   gobject_class->get_property = gst_cuda_fx_filter_get_property;
   gobject_class->finalize = gst_cuda_fx_filter_finalize;
 
-  g_object_class_install_property (gobject_class, PROP_BACKEND,
-      g_param_spec_enum ("backend", "Backend",
-          "Where frames are processed: auto (CUDA when a device is usable, "
-          "else the CPU, with a warning), cuda (fail to start without a "
-          "device) or cpu. Read at start",
-          GST_TYPE_CUDA_FX_BACKEND, DEFAULT_BACKEND,
-          static_cast < GParamFlags > (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-              GST_PARAM_MUTABLE_READY)));
-  g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
-      g_param_spec_int ("cuda-device-id", "CUDA device id",
-          "CUDA device to use (-1: any; a context shared by neighbouring "
-          "elements wins). Read at start",
-          -1, G_MAXINT, DEFAULT_CUDA_DEVICE_ID,
-          static_cast < GParamFlags > (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-              GST_PARAM_MUTABLE_READY)));
+  gst_cuda_fx_install_device_properties (gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
 
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_set_context);
 
@@ -791,7 +563,6 @@ gst_cuda_fx_filter_class_init (GstCudaFxFilterClass * klass)
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_transform);
 
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FX_FILTER, (GstPluginAPIFlags) 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FX_BACKEND, (GstPluginAPIFlags) 0);
 }
 
 static void
@@ -807,5 +578,5 @@ gst_cuda_fx_filter_init (GstCudaFxFilter * self)
 cudafx::Backend
 gst_cuda_fx_filter_get_backend (GstCudaFxFilter * self)
 {
-  return get_state (self)->backend;
+  return get_state (self)->dev.backend ();
 }

@@ -2,8 +2,9 @@
  *
  * It owns what every element needs and nothing element-specific:
  *  - the `backend` (auto|cuda|cpu) and `cuda-device-id` properties and the
- *    rule that picks the backend at start;
- *  - the CUDA context, shared through libgstcuda's "gst.cuda.context";
+ *    rule that picks the backend at start, the CUDA context shared through
+ *    libgstcuda's "gst.cuda.context" (both through GstCudaFxDevice, which
+ *    the codec elements use too);
  *  - caps with memory:CUDAMemory first and system memory second, in any mix
  *    between the pads;
  *  - allocation: a CUDA pool for CUDAMemory, a pinned host-memory pool
@@ -22,18 +23,9 @@
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/image.hpp"
 #include "gstcudafxconfig.h"
+#include "gstcudafxdevice.h"
 
 G_BEGIN_DECLS
-
-typedef enum
-{
-  GST_CUDA_FX_BACKEND_AUTO,
-  GST_CUDA_FX_BACKEND_CUDA,
-  GST_CUDA_FX_BACKEND_CPU,
-} GstCudaFxBackend;
-
-#define GST_TYPE_CUDA_FX_BACKEND (gst_cuda_fx_backend_get_type ())
-GType gst_cuda_fx_backend_get_type (void);
 
 #define GST_TYPE_CUDA_FX_FILTER (gst_cuda_fx_filter_get_type ())
 G_DECLARE_DERIVABLE_TYPE (GstCudaFxFilter, gst_cuda_fx_filter, GST,
@@ -90,8 +82,5 @@ GstCaps *gst_cuda_fx_filter_caps_any_memory (GstCaps * caps);
 
 /* The backend chosen at start (valid from start to stop). */
 cudafx::Backend gst_cuda_fx_filter_get_backend (GstCudaFxFilter * self);
-
-/* Maps a GstVideoFormat onto the cudafx one; FALSE if cudafx has none. */
-gboolean gst_cuda_fx_desc_from_info (const GstVideoInfo * info, cudafx::ImageDesc * desc);
 
 G_END_DECLS

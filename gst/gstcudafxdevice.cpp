@@ -1,0 +1,295 @@
+/* GstCudaFxDevice: see gstcudafxdevice.h. */
+#include "gstcudafxdevice.h"
+
+#include "gstcudafxpinnedallocator.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_fx_device_debug);
+#define GST_CAT_DEFAULT gst_cuda_fx_device_debug
+
+/* Row alignment of the device staging images: a multiple of 16 keeps every
+ * row start aligned for the kernels' 16-byte loads. */
+#define STAGING_ROW_ALIGN 256
+
+
+static void
+ensure_debug_category (void)
+{
+  static gsize done = 0;
+  if (g_once_init_enter (&done)) {
+    GST_DEBUG_CATEGORY_INIT (gst_cuda_fx_device_debug, "cudafxdevice", 0,
+        "cudafx CUDA device handling");
+    g_once_init_leave (&done, 1);
+  }
+}
+
+GType
+gst_cuda_fx_backend_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_FX_BACKEND_AUTO, "CUDA when a device is usable, else CPU",
+        "auto"},
+    {GST_CUDA_FX_BACKEND_CUDA, "CUDA; fail to start without a usable device",
+        "cuda"},
+    {GST_CUDA_FX_BACKEND_CPU, "CPU (multi-threaded)", "cpu"},
+    {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaFxBackend", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+void
+gst_cuda_fx_install_device_properties (GObjectClass * klass, guint backend_id,
+    guint device_id_id)
+{
+  const GParamFlags ready = static_cast < GParamFlags > (G_PARAM_READWRITE |
+      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+  g_object_class_install_property (klass, backend_id,
+      g_param_spec_enum ("backend", "Backend",
+          "Where frames are processed: auto (CUDA when a device is usable, "
+          "else the CPU, with a warning), cuda (fail to start without a "
+          "device) or cpu. Read at start",
+          GST_TYPE_CUDA_FX_BACKEND, GST_CUDA_FX_DEFAULT_BACKEND, ready));
+  g_object_class_install_property (klass, device_id_id,
+      g_param_spec_int ("cuda-device-id", "CUDA device id",
+          "CUDA device to use (-1: any; a context shared by neighbouring "
+          "elements wins). Read at start",
+          -1, G_MAXINT, GST_CUDA_FX_DEFAULT_DEVICE_ID, ready));
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FX_BACKEND, (GstPluginAPIFlags) 0);
+}
+
+GstCudaFxDevice::~GstCudaFxDevice ()
+{
+  stop ();
+}
+
+gboolean
+GstCudaFxDevice::start (GstElement * element, GstCudaFxBackend wanted, gint device_id)
+{
+  ensure_debug_category ();
+  backend_ = cudafx::Backend::Cpu;
+  started_ = true;
+  if (wanted == GST_CUDA_FX_BACKEND_CPU) {
+    GST_INFO_OBJECT (element, "backend: cpu (asked for)");
+    return TRUE;
+  }
+
+  gint actual = -1;
+  cudafx::Status s = gst_cuda_fx_open_device (element, device_id, &context_, &actual);
+  if (s.is_ok ()) {
+    GstCudaFxContextScope scope (context_, actual);
+    s = scope.status ();
+    if (s.is_ok ())
+      s = stream_.create ();
+  }
+  if (!s.is_ok ()) {
+    gst_clear_object (&context_);
+    if (wanted == GST_CUDA_FX_BACKEND_CUDA) {
+      GST_ELEMENT_ERROR (element, RESOURCE, NOT_FOUND,
+          ("backend=cuda but no usable CUDA device: %s", s.message ().c_str ()),
+          ("cuda-device-id=%d", device_id));
+      started_ = false;
+      return FALSE;
+    }
+    GST_ELEMENT_WARNING (element, RESOURCE, NOT_FOUND,
+        ("No usable CUDA device, running on the CPU: %s", s.message ().c_str ()),
+        ("backend=auto, cuda-device-id=%d", device_id));
+    return TRUE;
+  }
+  backend_ = cudafx::Backend::Cuda;
+  device_id_ = actual;
+  pinned_ = gst_cuda_fx_pinned_allocator_new (context_, actual);
+  GST_INFO_OBJECT (element, "backend: cuda, device %d", actual);
+  return TRUE;
+}
+
+void
+GstCudaFxDevice::stop ()
+{
+  if (stream_) {
+    Scope scope (*this);
+    stream_.reset ();
+  }
+  gst_clear_object (&pinned_);
+  gst_clear_object (&context_);
+  backend_ = cudafx::Backend::Cpu;
+  device_id_ = -1;
+  started_ = false;
+}
+
+void
+GstCudaFxDevice::set_context (GstElement * element, GstContext * context, gint device_id)
+{
+#if HAVE_GSTCUDA
+  GstCudaContext *ctx = context_ ? GST_CUDA_CONTEXT (context_) : nullptr;
+  gst_cuda_handle_set_context (element, context, device_id, &ctx);
+  context_ = ctx ? GST_OBJECT (ctx) : nullptr;
+#else
+  (void) element;
+  (void) context;
+  (void) device_id;
+#endif
+}
+
+gboolean
+GstCudaFxDevice::handle_context_query (GstElement * element, GstQuery * query)
+{
+#if HAVE_GSTCUDA
+  return GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT && context_ &&
+      gst_cuda_handle_context_query (element, query, GST_CUDA_CONTEXT (context_));
+#else
+  (void) element;
+  (void) query;
+  return FALSE;
+#endif
+}
+
+bool
+GstCudaFxDevice::is_our_cuda (GstBuffer * buffer) const
+{
+#if HAVE_GSTCUDA
+  if (!context_ || gst_buffer_n_memory (buffer) == 0)
+    return false;
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
+  return gst_is_cuda_memory (mem) &&
+      GST_CUDA_MEMORY_CAST (mem)->context == GST_CUDA_CONTEXT (context_);
+#else
+  (void) buffer;
+  return false;
+#endif
+}
+
+GstBufferPool *
+GstCudaFxDevice::new_cuda_pool (GstCaps * caps, guint * size, guint min, guint max)
+{
+#if HAVE_GSTCUDA
+  if (!context_)
+    return nullptr;
+  GstBufferPool *pool = gst_cuda_buffer_pool_new (GST_CUDA_CONTEXT (context_));
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_buffer_pool_config_set_params (config, caps, *size, min, max);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    gst_object_unref (pool);
+    return nullptr;
+  }
+  /* The CUDA pool pads rows: read back the size it settled on. */
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_get_params (config, nullptr, size, nullptr, nullptr);
+  gst_structure_free (config);
+  return pool;
+#else
+  (void) caps;
+  (void) size;
+  (void) min;
+  (void) max;
+  return nullptr;
+#endif
+}
+
+GstBufferPool *
+GstCudaFxDevice::propose_pool (GstQuery * query, GstCaps * caps, guint * size)
+{
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps (&info, caps))
+    return nullptr;
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, nullptr);
+  *size = GST_VIDEO_INFO_SIZE (&info);
+  const gboolean cuda_caps = gst_cuda_fx_caps_are_cuda (caps);
+  GstBufferPool *pool = nullptr;
+  if (cuda_caps)
+    pool = new_cuda_pool (caps, size, 0, 0);
+  if (!pool && !cuda_caps && pinned_) {
+    pool = gst_cuda_fx_pinned_pool_new (pinned_, caps, *size, 0, 0);
+    GstAllocationParams params;
+    gst_allocation_params_init (&params);
+    params.align = 63;
+    gst_query_add_allocation_param (query, pinned_, &params);
+  }
+  if (!pool) {
+    pool = gst_video_buffer_pool_new ();
+    GstStructure *config = gst_buffer_pool_get_config (pool);
+    gst_buffer_pool_config_set_params (config, caps, *size, 0, 0);
+    gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (!gst_buffer_pool_set_config (pool, config))
+      gst_clear_object (&pool);
+  }
+  return pool;
+}
+
+cudafx::Status
+GstCudaFxDevice::staging_view (cudafx::DeviceBuffer & buf, const cudafx::ImageView & host,
+    cudafx::ImageView * view)
+{
+  const cudafx::FormatInfo & fi = cudafx::format_info (host.desc.format);
+  cudafx::ImageView v;
+  v.desc = host.desc;
+  size_t offsets[cudafx::kMaxPlanes] = { 0, 0, 0 };
+  size_t total = 0;
+  for (int i = 0; i < fi.n_planes; i++) {
+    const cudafx::PlaneView p = host.plane (i);
+    v.pitch[i] = p.pitch % 16 == 0 ? p.pitch :
+        (p.row_bytes () + STAGING_ROW_ALIGN - 1) / STAGING_ROW_ALIGN * STAGING_ROW_ALIGN;
+    offsets[i] = total;
+    total += (v.pitch[i] * p.height + STAGING_ROW_ALIGN - 1) / STAGING_ROW_ALIGN *
+        STAGING_ROW_ALIGN;
+  }
+  if (buf.size () < total)
+    CUDAFX_TRY (buf.allocate (total));
+  for (int i = 0; i < fi.n_planes; i++)
+    v.data[i] = buf.bytes () + offsets[i];
+  *view = v;
+  return cudafx::Status::ok ();
+}
+
+gboolean
+gst_cuda_fx_caps_are_cuda (GstCaps * caps)
+{
+#if HAVE_GSTCUDA
+  GstCapsFeatures *f = gst_caps_get_features (caps, 0);
+  return f && gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+#else
+  (void) caps;
+  return FALSE;
+#endif
+}
+
+cudafx::ImageView
+gst_cuda_fx_view_of_frame (const GstVideoFrame * frame, const cudafx::ImageDesc & desc)
+{
+  cudafx::ImageView v;
+  v.desc = desc;
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES (frame) && i < cudafx::kMaxPlanes; i++) {
+    v.data[i] = static_cast < uint8_t * >(GST_VIDEO_FRAME_PLANE_DATA (frame, i));
+    v.pitch[i] = GST_VIDEO_FRAME_PLANE_STRIDE (frame, i);
+  }
+  return v;
+}
+
+gboolean
+gst_cuda_fx_map_frame (const GstCudaFxDevice & dev, GstVideoFrame * frame,
+    const GstVideoInfo * info, GstBuffer * buffer, GstMapFlags flags, bool *on_device)
+{
+  *on_device = dev.is_our_cuda (buffer);
+#if HAVE_GSTCUDA
+  if (*on_device)
+    flags = static_cast < GstMapFlags > (flags | GST_MAP_CUDA);
+#endif
+  return gst_video_frame_map (frame, info, buffer, flags);
+}
+
+gboolean
+gst_cuda_fx_desc_from_info (const GstVideoInfo * info, cudafx::ImageDesc * desc)
+{
+  cudafx::PixelFormat f;
+  if (!cudafx::format_from_name (gst_video_format_to_string
+          (GST_VIDEO_INFO_FORMAT (info)), &f))
+    return FALSE;
+  desc->format = f;
+  desc->width = GST_VIDEO_INFO_WIDTH (info);
+  desc->height = GST_VIDEO_INFO_HEIGHT (info);
+  return TRUE;
+}

@@ -1,0 +1,121 @@
+/* GstCudaFxDevice: the CUDA side of an element, shared by the filter base
+ * class and the codec elements (which derive from GstVideoEncoder and
+ * GstVideoDecoder, not from the filter):
+ *  - the backend rule, applied at start: cpu when asked; else the shared
+ *    CUDA context (neighbours' "gst.cuda.context", or a new one for
+ *    `cuda-device-id`), falling back to the CPU with a warning for auto and
+ *    failing with an error for cuda;
+ *  - the element's side of context sharing (set_context, context queries);
+ *  - one CUDA stream, the pinned allocator, CUDA and pinned buffer pools;
+ *  - device staging images for frames that arrive in system memory.
+ * It is used from one thread at a time (state changes, or the streaming
+ * thread), as a GstElement's vfuncs are. */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include "cudafx/backend.hpp"
+#include "cudafx/cuda_resources.hpp"
+#include "cudafx/image.hpp"
+#include "gstcudafxconfig.h"
+#include "gstcudafxcontext.h"
+
+typedef enum
+{
+  GST_CUDA_FX_BACKEND_AUTO,
+  GST_CUDA_FX_BACKEND_CUDA,
+  GST_CUDA_FX_BACKEND_CPU,
+} GstCudaFxBackend;
+
+#define GST_TYPE_CUDA_FX_BACKEND (gst_cuda_fx_backend_get_type ())
+GType gst_cuda_fx_backend_get_type (void);
+
+#define GST_CUDA_FX_DEFAULT_BACKEND GST_CUDA_FX_BACKEND_AUTO
+#define GST_CUDA_FX_DEFAULT_DEVICE_ID -1
+
+/* Installs the `backend` and `cuda-device-id` properties (read at start) as
+ * `backend_id` and `device_id_id`. */
+void gst_cuda_fx_install_device_properties (GObjectClass * klass, guint backend_id,
+    guint device_id_id);
+
+class GstCudaFxDevice
+{
+public:
+  GstCudaFxDevice () = default;
+  ~GstCudaFxDevice ();
+  GstCudaFxDevice (const GstCudaFxDevice &) = delete;
+  GstCudaFxDevice & operator= (const GstCudaFxDevice &) = delete;
+
+  /* Applies the backend rule. FALSE (with an element error posted) only for
+   * backend=cuda without a usable device. */
+  gboolean start (GstElement * element, GstCudaFxBackend wanted, gint device_id);
+  /* Releases the stream, allocator and context. Resources the element made
+   * in the context (its op, staging buffers) must be released before, in a
+   * Scope. */
+  void stop ();
+
+  bool started () const { return started_; }
+  cudafx::Backend backend () const { return backend_; }
+  bool cuda () const { return backend_ == cudafx::Backend::Cuda; }
+  GstObject *context () const { return context_; }
+  gint device_id () const { return device_id_; }
+  cudafx::StreamHandle stream () const { return stream_.get (); }
+  cudafx::Status synchronize () { return stream_.synchronize (); }
+  GstAllocator *pinned () const { return pinned_; }
+
+  /* The element's set_context and context query, for its context. */
+  void set_context (GstElement * element, GstContext * context, gint device_id);
+  gboolean handle_context_query (GstElement * element, GstQuery * query);
+
+  /* Memory the CUDA backend can use in place: CUDA memory of our context. */
+  bool is_our_cuda (GstBuffer * buffer) const;
+  /* A configured pool of CUDA memory for `caps`; *size is updated to the
+   * pool's (padded) buffer size. NULL without libgstcuda or a context. */
+  GstBufferPool *new_cuda_pool (GstCaps * caps, guint * size, guint min, guint max);
+  /* The pool an element proposes upstream for `caps` (CUDA memory: a CUDA
+   * pool; system memory with the CUDA backend: a pinned pool, and the pinned
+   * allocator as the query's allocation parameter; else a plain video pool),
+   * with *size its buffer size. Adds the video meta. NULL on failure. */
+  GstBufferPool *propose_pool (GstQuery * query, GstCaps * caps, guint * size);
+
+  /* A device image shaped like `host` in `buf` (grown when too small, else
+   * reused: no per-frame allocation). Rows keep the host pitch when it is a
+   * multiple of 16, so that each copy between them is one linear copy. */
+  static cudafx::Status staging_view (cudafx::DeviceBuffer & buf,
+      const cudafx::ImageView & host, cudafx::ImageView * view);
+
+  /* Makes the element's context current for the scope. */
+  class Scope
+  {
+  public:
+    explicit Scope (const GstCudaFxDevice & dev)
+        : inner_ (dev.context_, dev.device_id_) {}
+    const cudafx::Status & status () const { return inner_.status (); }
+  private:
+    GstCudaFxContextScope inner_;
+  };
+
+private:
+  cudafx::Backend backend_ = cudafx::Backend::Cpu;
+  bool started_ = false;
+  GstObject *context_ = nullptr;  /* GstCudaContext, with libgstcuda */
+  gint device_id_ = -1;
+  cudafx::CudaStream stream_;
+  GstAllocator *pinned_ = nullptr;
+};
+
+/* TRUE when the first structure of `caps` has memory:CUDAMemory. */
+gboolean gst_cuda_fx_caps_are_cuda (GstCaps * caps);
+
+/* The view of a mapped frame's planes. */
+cudafx::ImageView gst_cuda_fx_view_of_frame (const GstVideoFrame * frame,
+    const cudafx::ImageDesc & desc);
+
+/* Maps `buffer` for `flags`, adding GST_MAP_CUDA (device pointers) when it
+ * is CUDA memory of `dev`'s context. *on_device tells which it got. */
+gboolean gst_cuda_fx_map_frame (const GstCudaFxDevice & dev, GstVideoFrame * frame,
+    const GstVideoInfo * info, GstBuffer * buffer, GstMapFlags flags, bool *on_device);
+
+/* Maps a GstVideoFormat onto the cudafx one; FALSE if cudafx has none. */
+gboolean gst_cuda_fx_desc_from_info (const GstVideoInfo * info, cudafx::ImageDesc * desc);
