@@ -7,8 +7,10 @@
 #include "cudafx/image.hpp"
 
 #define GST_CUDA_DELTA_MEDIA_TYPE "video/x-cudafx-delta"
-/* The raw formats the codec carries (CUDAMemory-free for now). */
+/* The raw formats the codec carries; in CUDA memory all but GRAY8, which
+ * libgstcuda's allocator lacks. */
 #define GST_CUDA_DELTA_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, GRAY8, I420, NV12 }"
+#define GST_CUDA_DELTA_CUDA_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, I420, NV12 }"
 
 #define GST_CUDA_DELTA_CAPS \
   GST_CUDA_DELTA_MEDIA_TYPE ", version = (int) 1, format = (string) " GST_CUDA_DELTA_FORMATS \

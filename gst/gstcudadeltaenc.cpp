@@ -11,6 +11,14 @@
  * over RTP with rtpgstpay; cudadeltadec decodes. The format is documented in
  * docs/delta-format.md.
  *
+ * With the CUDA backend (#GstCudaDeltaEnc:backend, auto by default) the
+ * residuals, the reference and the reconstruction checksum stay on the GPU;
+ * frames come in CUDA memory (memory:CUDAMemory, shared with nvcodec's
+ * cudaupload and other elements of the same CUDA context) or in system
+ * memory, for which the encoder proposes a pinned pool upstream. The packet
+ * is packed and compressed on the CPU exactly as by the CPU backend: both
+ * give the same bytes.
+ *
  * With #GstCudaDeltaEnc:post-stats, every frame posts an element message
  * "cudadeltaenc-stats" with the fields frame (guint64), keyframe (gboolean),
  * changed-fraction (gdouble), payload-bytes (guint) and bitrate (gdouble,
@@ -23,6 +31,9 @@
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=100 ! cudadeltaenc threshold=0 ! cudadeltadec ! videoconvert ! autovideosink
  * ]| A lossless round trip in one pipeline.
+ * |[
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12,width=3840,height=2160 ! cudaupload ! cudadeltaenc backend=cuda threshold=4 ! rtpgstpay ! udpsink host=127.0.0.1 port=5004
+ * ]| Frames already in CUDA memory, encoded on the GPU.
  */
 #include "gstcudadeltaenc.h"
 
@@ -31,7 +42,7 @@
 
 #include "cudafx/delta.hpp"
 #include "gstcudadeltacaps.h"
-#include "gstcudafxfilter.h"
+#include "gstcudafxdevice.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_delta_enc_debug);
 #define GST_CAT_DEFAULT gst_cuda_delta_enc_debug
@@ -44,6 +55,8 @@ enum
   PROP_COMPRESSION,
   PROP_ZSTD_LEVEL,
   PROP_POST_STATS,
+  PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
 };
 
 #define DEFAULT_THRESHOLD 4
@@ -51,6 +64,8 @@ enum
 #define DEFAULT_COMPRESSION GST_CUDA_DELTA_COMPRESSION_ZSTD
 #define DEFAULT_ZSTD_LEVEL 3
 #define DEFAULT_POST_STATS TRUE
+#define DEFAULT_BACKEND GST_CUDA_FX_DEFAULT_BACKEND
+#define DEFAULT_CUDA_DEVICE_ID GST_CUDA_FX_DEFAULT_DEVICE_ID
 
 struct GstCudaDeltaEncState
 {
@@ -60,9 +75,17 @@ struct GstCudaDeltaEncState
   GstCudaDeltaCompression compression = DEFAULT_COMPRESSION;
   gint zstd_level = DEFAULT_ZSTD_LEVEL;
   gboolean post_stats = DEFAULT_POST_STATS;
+  GstCudaFxBackend backend = DEFAULT_BACKEND;
+  gint device_id = DEFAULT_CUDA_DEVICE_ID;
 
-  /* streaming thread */
+  /* from start to stop */
+  GstCudaFxDevice dev;
+
+  /* streaming thread; one encoder, of the backend chosen at start */
   std::unique_ptr < cudafx::DeltaEncoder > encoder;
+  std::unique_ptr < cudafx::DeltaEncoderCuda > cuda_encoder;
+  cudafx::DeviceBuffer staging;   /* device copy of system-memory frames */
+  cudafx::ImageDesc desc;
   GstVideoCodecState *input = nullptr;
   std::vector < uint8_t > packet;
   guint64 frames = 0;
@@ -98,11 +121,30 @@ gst_cuda_delta_compression_get_type (void)
   return type;
 }
 
+#if HAVE_GSTCUDA
+#define SINK_CAPS \
+  GST_VIDEO_CAPS_MAKE_WITH_FEATURES (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, \
+      GST_CUDA_DELTA_CUDA_FORMATS) "; " GST_VIDEO_CAPS_MAKE (GST_CUDA_DELTA_FORMATS)
+#else
+#define SINK_CAPS GST_VIDEO_CAPS_MAKE (GST_CUDA_DELTA_FORMATS)
+#endif
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (GST_CUDA_DELTA_FORMATS)));
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (SINK_CAPS));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_CUDA_DELTA_CAPS));
+
+/* The encoders and the staging buffer hold CUDA memory: freed in the
+ * context. */
+static void
+release_encoders (GstCudaDeltaEncState * st)
+{
+  st->encoder.reset ();
+  if (st->cuda_encoder || st->staging.size () > 0) {
+    GstCudaFxDevice::Scope scope (st->dev);
+    st->cuda_encoder.reset ();
+    st->staging.reset ();
+  }
+}
 
 static gboolean
 gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * state)
@@ -115,7 +157,17 @@ gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * s
     return FALSE;
   }
   /* A new encoder: its first frame is a keyframe, as a caps change needs. */
-  const cudafx::Status s = cudafx::DeltaEncoder::create (desc, &st->encoder);
+  release_encoders (st);
+  cudafx::Status s;
+  if (st->dev.cuda ()) {
+    GstCudaFxDevice::Scope scope (st->dev);
+    s = scope.status ();
+    if (s.is_ok ())
+      s = cudafx::DeltaEncoderCuda::create (desc, &st->cuda_encoder);
+  } else {
+    s = cudafx::DeltaEncoder::create (desc, &st->encoder);
+  }
+  st->desc = desc;
   if (!s.is_ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("%s", s.message ().c_str ()), (nullptr));
     return FALSE;
@@ -162,7 +214,8 @@ post_stats (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
     st->window_bytes -= st->window.front ().second;
     st->window.erase (st->window.begin ());
   }
-  const double frame_bytes = static_cast < double >(st->encoder->layout ().frame_bytes);
+  const double frame_bytes = static_cast < double >(st->cuda_encoder ?
+      st->cuda_encoder->layout ().frame_bytes : st->encoder->layout ().frame_bytes);
   GstStructure *s = gst_structure_new ("cudadeltaenc-stats",
       "frame", G_TYPE_UINT64, st->frames,
       "keyframe", G_TYPE_BOOLEAN, stats.keyframe,
@@ -174,12 +227,59 @@ post_stats (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
       gst_message_new_element (GST_OBJECT (self), s));
 }
 
+static cudafx::Status
+encode_cpu (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
+    const cudafx::DeltaEncodeSettings & settings, cudafx::DeltaEncodeStats * stats)
+{
+  GstCudaDeltaEncState *st = self->state;
+  GstVideoFrame vframe;
+  if (!gst_video_frame_map (&vframe, &st->input->info, frame->input_buffer, GST_MAP_READ))
+    return cudafx::Status::invalid ("cannot map the input frame");
+  const cudafx::Status s = st->encoder->encode (gst_cuda_fx_view_of_frame (&vframe, st->desc),
+      settings, &st->packet, stats);
+  gst_video_frame_unmap (&vframe);
+  return s;
+}
+
+/* Frames in our CUDA memory are read in place; frames in system memory are
+ * copied to a device staging image first, on the same stream. The encoder
+ * synchronises the stream once, before it returns, so the input can be
+ * unmapped and released after. */
+static cudafx::Status
+encode_cuda (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
+    const cudafx::DeltaEncodeSettings & settings, cudafx::DeltaEncodeStats * stats)
+{
+  GstCudaDeltaEncState *st = self->state;
+  GstCudaFxDevice::Scope scope (st->dev);
+  CUDAFX_TRY (scope.status ());
+  GstVideoFrame vframe;
+  bool on_device = false;
+  if (!gst_cuda_fx_map_frame (st->dev, &vframe, &st->input->info, frame->input_buffer,
+          GST_MAP_READ, &on_device))
+    return cudafx::Status::invalid ("cannot map the input frame");
+  cudafx::ImageView view = gst_cuda_fx_view_of_frame (&vframe, st->desc);
+  cudafx::Status s;
+  if (!on_device) {
+    cudafx::ImageView staged;
+    s = GstCudaFxDevice::staging_view (st->staging, view, &staged);
+    if (s.is_ok ())
+      s = cudafx::copy_image_async (staged, view, st->dev.stream ());
+    view = staged;
+  }
+  if (s.is_ok ())
+    s = st->cuda_encoder->encode (view, settings, st->dev.stream (), &st->packet, stats);
+  else
+    (void) st->dev.synchronize ();  /* a queued copy may still read the frame */
+  gst_video_frame_unmap (&vframe);
+  return s;
+}
+
 static GstFlowReturn
 gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame * frame)
 {
   GstCudaDeltaEnc *self = GST_CUDA_DELTA_ENC (encoder);
   GstCudaDeltaEncState *st = self->state;
-  if (!st->encoder) {
+  if (!st->encoder && !st->cuda_encoder) {
     gst_video_encoder_finish_frame (encoder, frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -196,21 +296,9 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   settings.force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME (frame) ||
       (key_int_max > 0 && st->since_key >= key_int_max);
 
-  GstVideoFrame vframe;
-  if (!gst_video_frame_map (&vframe, &st->input->info, frame->input_buffer, GST_MAP_READ)) {
-    GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("Cannot map the input frame"), (nullptr));
-    gst_video_encoder_finish_frame (encoder, frame);
-    return GST_FLOW_ERROR;
-  }
-  cudafx::ImageView view;
-  gst_cuda_fx_desc_from_info (&st->input->info, &view.desc);
-  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES (&vframe); i++) {
-    view.data[i] = static_cast < uint8_t * >(GST_VIDEO_FRAME_PLANE_DATA (&vframe, i));
-    view.pitch[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, i);
-  }
   cudafx::DeltaEncodeStats stats;
-  const cudafx::Status s = st->encoder->encode (view, settings, &st->packet, &stats);
-  gst_video_frame_unmap (&vframe);
+  const cudafx::Status s = st->cuda_encoder ? encode_cuda (self, frame, settings, &stats) :
+      encode_cpu (self, frame, settings, &stats);
   if (!s.is_ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("%s", s.message ().c_str ()), (nullptr));
     gst_video_encoder_finish_frame (encoder, frame);
@@ -233,10 +321,72 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
 }
 
 static gboolean
+gst_cuda_delta_enc_start (GstVideoEncoder * encoder)
+{
+  GstCudaDeltaEnc *self = GST_CUDA_DELTA_ENC (encoder);
+  GstCudaDeltaEncState *st = self->state;
+  GST_OBJECT_LOCK (self);
+  const GstCudaFxBackend backend = st->backend;
+  const gint device_id = st->device_id;
+  GST_OBJECT_UNLOCK (self);
+  return st->dev.start (GST_ELEMENT (self), backend, device_id);
+}
+
+/* Upstream's caps, less CUDA memory once the CPU backend is chosen. */
+static GstCaps *
+gst_cuda_delta_enc_getcaps (GstVideoEncoder * encoder, GstCaps * filter)
+{
+  GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (encoder)->state;
+  GstCaps *caps = gst_video_encoder_proxy_getcaps (encoder, nullptr, filter);
+  if (!st->dev.started () || st->dev.cuda () || !caps)
+    return caps;
+  return gst_cuda_fx_caps_drop_cuda_memory (caps);
+}
+
+static gboolean
+gst_cuda_delta_enc_propose_allocation (GstVideoEncoder * encoder, GstQuery * query)
+{
+  return GST_CUDA_DELTA_ENC (encoder)->state->dev.propose_allocation (GST_ELEMENT (encoder),
+      query);
+}
+
+static void
+gst_cuda_delta_enc_set_context (GstElement * element, GstContext * context)
+{
+  GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (element)->state;
+  GST_OBJECT_LOCK (element);
+  const gint device_id = st->device_id;
+  GST_OBJECT_UNLOCK (element);
+  st->dev.set_context (element, context, device_id);
+  GST_ELEMENT_CLASS (gst_cuda_delta_enc_parent_class)->set_context (element, context);
+}
+
+static gboolean
+gst_cuda_delta_enc_sink_query (GstVideoEncoder * encoder, GstQuery * query)
+{
+  if (GST_CUDA_DELTA_ENC (encoder)->state->dev.handle_context_query (GST_ELEMENT (encoder),
+          query))
+    return TRUE;
+  return GST_VIDEO_ENCODER_CLASS (gst_cuda_delta_enc_parent_class)->sink_query (encoder,
+      query);
+}
+
+static gboolean
+gst_cuda_delta_enc_src_query (GstVideoEncoder * encoder, GstQuery * query)
+{
+  if (GST_CUDA_DELTA_ENC (encoder)->state->dev.handle_context_query (GST_ELEMENT (encoder),
+          query))
+    return TRUE;
+  return GST_VIDEO_ENCODER_CLASS (gst_cuda_delta_enc_parent_class)->src_query (encoder,
+      query);
+}
+
+static gboolean
 gst_cuda_delta_enc_stop (GstVideoEncoder * encoder)
 {
   GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (encoder)->state;
-  st->encoder.reset ();
+  release_encoders (st);
+  st->dev.stop ();
   if (st->input)
     gst_video_codec_state_unref (st->input);
   st->input = nullptr;
@@ -268,6 +418,12 @@ gst_cuda_delta_enc_set_property (GObject * object, guint prop_id,
     case PROP_POST_STATS:
       st->post_stats = g_value_get_boolean (value);
       break;
+    case PROP_BACKEND:
+      st->backend = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
+      break;
+    case PROP_CUDA_DEVICE_ID:
+      st->device_id = g_value_get_int (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -296,6 +452,12 @@ gst_cuda_delta_enc_get_property (GObject * object, guint prop_id, GValue * value
       break;
     case PROP_POST_STATS:
       g_value_set_boolean (value, st->post_stats);
+      break;
+    case PROP_BACKEND:
+      g_value_set_enum (value, st->backend);
+      break;
+    case PROP_CUDA_DEVICE_ID:
+      g_value_set_int (value, st->device_id);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -347,6 +509,7 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
       g_param_spec_boolean ("post-stats", "Post statistics",
           "Post a \"cudadeltaenc-stats\" element message for every frame",
           DEFAULT_POST_STATS, playing));
+  gst_cuda_fx_install_device_properties (gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -356,7 +519,13 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
 
   enc_class->set_format = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_set_format);
   enc_class->handle_frame = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_handle_frame);
+  enc_class->start = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_start);
   enc_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_stop);
+  enc_class->getcaps = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_getcaps);
+  enc_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_propose_allocation);
+  enc_class->sink_query = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_sink_query);
+  enc_class->src_query = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_src_query);
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_set_context);
 
   gst_type_mark_as_plugin_api (gst_cuda_delta_compression_get_type (), (GstPluginAPIFlags) 0);
   GST_DEBUG_CATEGORY_INIT (gst_cuda_delta_enc_debug, "cudadeltaenc", 0,

@@ -190,20 +190,25 @@ GstCudaFxDevice::new_cuda_pool (GstCaps * caps, guint * size, guint min, guint m
 #endif
 }
 
-GstBufferPool *
-GstCudaFxDevice::propose_pool (GstQuery * query, GstCaps * caps, guint * size)
+gboolean
+GstCudaFxDevice::propose_allocation (GstElement * element, GstQuery * query)
 {
+  GstCaps *caps = nullptr;
+  gboolean need_pool = FALSE;
   GstVideoInfo info;
-  if (!gst_video_info_from_caps (&info, caps))
-    return nullptr;
+  gst_query_parse_allocation (query, &caps, &need_pool);
+  if (!caps || !gst_video_info_from_caps (&info, caps))
+    return FALSE;
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, nullptr);
-  *size = GST_VIDEO_INFO_SIZE (&info);
+  if (!need_pool)
+    return TRUE;
+  guint size = GST_VIDEO_INFO_SIZE (&info);
   const gboolean cuda_caps = gst_cuda_fx_caps_are_cuda (caps);
   GstBufferPool *pool = nullptr;
   if (cuda_caps)
-    pool = new_cuda_pool (caps, size, 0, 0);
+    pool = new_cuda_pool (caps, &size, 0, 0);
   if (!pool && !cuda_caps && pinned_) {
-    pool = gst_cuda_fx_pinned_pool_new (pinned_, caps, *size, 0, 0);
+    pool = gst_cuda_fx_pinned_pool_new (pinned_, caps, size, 0, 0);
     GstAllocationParams params;
     gst_allocation_params_init (&params);
     params.align = 63;
@@ -212,12 +217,17 @@ GstCudaFxDevice::propose_pool (GstQuery * query, GstCaps * caps, guint * size)
   if (!pool) {
     pool = gst_video_buffer_pool_new ();
     GstStructure *config = gst_buffer_pool_get_config (pool);
-    gst_buffer_pool_config_set_params (config, caps, *size, 0, 0);
+    gst_buffer_pool_config_set_params (config, caps, size, 0, 0);
     gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
     if (!gst_buffer_pool_set_config (pool, config))
       gst_clear_object (&pool);
   }
-  return pool;
+  if (!pool)
+    return FALSE;
+  GST_DEBUG_OBJECT (element, "proposing %" GST_PTR_FORMAT " for %" GST_PTR_FORMAT, pool, caps);
+  gst_query_add_allocation_pool (query, pool, size, 0, 0);
+  gst_object_unref (pool);
+  return TRUE;
 }
 
 cudafx::Status
@@ -254,6 +264,26 @@ gst_cuda_fx_caps_are_cuda (GstCaps * caps)
 #else
   (void) caps;
   return FALSE;
+#endif
+}
+
+GstCaps *
+gst_cuda_fx_caps_drop_cuda_memory (GstCaps * caps)
+{
+#if HAVE_GSTCUDA
+  GstCaps *out = gst_caps_new_empty ();
+  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+    GstCapsFeatures *f = gst_caps_get_features (caps, i);
+    if (f && gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY))
+      continue;
+    gst_caps_append_structure_full (out,
+        gst_structure_copy (gst_caps_get_structure (caps, i)),
+        f ? gst_caps_features_copy (f) : nullptr);
+  }
+  gst_caps_unref (caps);
+  return out;
+#else
+  return caps;
 #endif
 }
 

@@ -73,11 +73,11 @@ public:
   /* A configured pool of CUDA memory for `caps`; *size is updated to the
    * pool's (padded) buffer size. NULL without libgstcuda or a context. */
   GstBufferPool *new_cuda_pool (GstCaps * caps, guint * size, guint min, guint max);
-  /* The pool an element proposes upstream for `caps` (CUDA memory: a CUDA
-   * pool; system memory with the CUDA backend: a pinned pool, and the pinned
-   * allocator as the query's allocation parameter; else a plain video pool),
-   * with *size its buffer size. Adds the video meta. NULL on failure. */
-  GstBufferPool *propose_pool (GstQuery * query, GstCaps * caps, guint * size);
+  /* Answers an allocation query from upstream: the video meta, and when a
+   * pool is wanted, the pool for its caps (CUDA memory: a CUDA pool; system
+   * memory with the CUDA backend: a pinned pool, and the pinned allocator as
+   * the query's allocation parameter; else a plain video pool). */
+  gboolean propose_allocation (GstElement * element, GstQuery * query);
 
   /* A device image shaped like `host` in `buf` (grown when too small, else
    * reused: no per-frame allocation). Rows keep the host pitch when it is a
@@ -107,6 +107,10 @@ private:
 
 /* TRUE when the first structure of `caps` has memory:CUDAMemory. */
 gboolean gst_cuda_fx_caps_are_cuda (GstCaps * caps);
+
+/* `caps` (taken) without its CUDA-memory structures: what an element on
+ * the CPU backend, which has no CUDA context, can take. */
+GstCaps *gst_cuda_fx_caps_drop_cuda_memory (GstCaps * caps);
 
 /* The view of a mapped frame's planes. */
 cudafx::ImageView gst_cuda_fx_view_of_frame (const GstVideoFrame * frame,

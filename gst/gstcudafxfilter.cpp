@@ -114,27 +114,6 @@ gst_cuda_fx_filter_caps_any_memory (GstCaps * caps)
   return gst_caps_merge (same, other);
 }
 
-/* The CPU backend has no CUDA context to use CUDAMemory with. */
-static GstCaps *
-drop_cuda_memory (GstCaps * caps)
-{
-#if HAVE_GSTCUDA
-  GstCaps *out = gst_caps_new_empty ();
-  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
-    GstCapsFeatures *f = gst_caps_get_features (caps, i);
-    if (f && gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY))
-      continue;
-    gst_caps_append_structure_full (out,
-        gst_structure_copy (gst_caps_get_structure (caps, i)),
-        f ? gst_caps_features_copy (f) : nullptr);
-  }
-  gst_caps_unref (caps);
-  return out;
-#else
-  return caps;
-#endif
-}
-
 static GstCaps *
 gst_cuda_fx_filter_transform_caps (GstBaseTransform * trans,
     GstPadDirection direction, GstCaps * caps, GstCaps * filter)
@@ -147,7 +126,7 @@ gst_cuda_fx_filter_transform_caps (GstBaseTransform * trans,
   GstCaps *result = gst_cuda_fx_filter_caps_any_memory (video);
   gst_caps_unref (video);
   if (st->dev.started () && !st->dev.cuda ())
-    result = drop_cuda_memory (result);
+    result = gst_cuda_fx_caps_drop_cuda_memory (result);
   GstPad *other = direction == GST_PAD_SINK ? trans->srcpad : trans->sinkpad;
   GstCaps *templ = gst_pad_get_pad_template_caps (other);
   GstCaps *tmp = gst_caps_intersect_full (result, templ, GST_CAPS_INTERSECT_FIRST);
@@ -287,32 +266,12 @@ gst_cuda_fx_filter_propose_allocation (GstBaseTransform * trans,
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   GstCudaFxFilterState *st = get_state (self);
-  GstCaps *caps;
-  gboolean need_pool;
-  GstVideoInfo info;
-
   if (!GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->propose_allocation
       (trans, decide_query, query))
     return FALSE;
   if (!decide_query)            /* passthrough: the query went downstream */
     return TRUE;
-
-  gst_query_parse_allocation (query, &caps, &need_pool);
-  if (!caps || !gst_video_info_from_caps (&info, caps))
-    return FALSE;
-  if (!need_pool) {
-    gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, nullptr);
-    return TRUE;
-  }
-  guint size = 0;
-  GstBufferPool *pool = st->dev.propose_pool (query, caps, &size);
-  if (!pool)
-    return FALSE;
-  GST_DEBUG_OBJECT (self, "proposing %" GST_PTR_FORMAT " for %" GST_PTR_FORMAT,
-      pool, caps);
-  gst_query_add_allocation_pool (query, pool, size, 0, 0);
-  gst_object_unref (pool);
-  return TRUE;
+  return st->dev.propose_allocation (GST_ELEMENT (self), query);
 }
 
 static gboolean

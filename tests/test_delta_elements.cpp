@@ -1,6 +1,7 @@
 // cudadeltaenc / cudadeltadec as GStreamer elements: round trips through
-// GstHarness, keyframes on request, statistics, damaged input, and real
-// RTP/UDP on 127.0.0.1 (clean, and with packets dropped).
+// GstHarness, keyframes on request, statistics, damaged input, the encoder's
+// backends and memory types, and real RTP/UDP on 127.0.0.1 (clean, and with
+// packets dropped).
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstharness.h>
@@ -19,8 +20,10 @@
 
 #include "cudafx/delta.hpp"
 #include "support/clip.hpp"
+#include "support/gpu.hpp"
 #include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
+#include "support/harness.hpp"
 #include "support/host_image.hpp"
 
 using namespace cudafx;
@@ -194,6 +197,141 @@ TEST(DeltaElements, DecoderDropsDamagedFramesAndAsksForAKeyframe) {
   }
   EXPECT_EQ(gst_harness_buffers_received(h), 2u);
   gst_harness_teardown(h);
+}
+
+// ---- the encoder's backends ----
+
+namespace {
+
+// The packets `pipeline` (ending in cudadeltaenc) makes of `clip`, pushed as
+// system memory.
+std::vector<std::vector<uint8_t>> encode_clip(const std::string& pipeline,
+                                              const std::vector<HostImage>& clip) {
+  std::vector<std::vector<uint8_t>> packets;
+  GstHarness* h = gst_harness_new_parse(pipeline.c_str());
+  gst_harness_set_src_caps_str(h, caps_string(clip[0].desc()).c_str());
+  for (int n = 0; n < static_cast<int>(clip.size()); n++) {
+    EXPECT_EQ(gst_harness_push(h, timed_buffer(clip[n], n)), GST_FLOW_OK) << pipeline;
+    GstBuffer* out = gst_harness_pull(h);
+    if (!out) {
+      ADD_FAILURE() << pipeline << ": no packet for frame " << n;
+      break;
+    }
+    GstMapInfo map;
+    EXPECT_TRUE(gst_buffer_map(out, &map, GST_MAP_READ));
+    packets.emplace_back(map.data, map.data + map.size);
+    gst_buffer_unmap(out, &map);
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(h);
+  return packets;
+}
+
+}  // namespace
+
+class DeltaEncoderBackends : public ::testing::TestWithParam<std::tuple<PixelFormat, int>> {};
+
+// The same frames give the same packets, byte for byte, on either backend
+// (odd sizes: tiles clipped at both edges, rows not multiples of 16).
+TEST_P(DeltaEncoderBackends, CudaGivesTheSameBytesAsCpu) {
+  SKIP_WITHOUT_GPU();
+  const auto [format, threshold] = GetParam();
+  const ImageDesc desc{format, 161, 93};
+  const auto clip = make_clip(desc, 12, 21);
+  const std::string settings = " key-int-max=5 threshold=" + std::to_string(threshold);
+  const auto cpu = encode_clip("cudadeltaenc backend=cpu" + settings, clip);
+  const auto cuda = encode_clip("cudadeltaenc backend=cuda" + settings, clip);
+  ASSERT_EQ(cpu.size(), clip.size());
+  ASSERT_EQ(cuda.size(), clip.size());
+  for (size_t n = 0; n < clip.size(); n++)
+    EXPECT_TRUE(cpu[n] == cuda[n]) << "frame " << n << ": " << cpu[n].size() << " vs "
+                                   << cuda[n].size() << " bytes";
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, DeltaEncoderBackends,
+                         ::testing::Combine(::testing::Values(PixelFormat::RGBA, PixelFormat::BGR,
+                                                              PixelFormat::GRAY8, PixelFormat::I420,
+                                                              PixelFormat::NV12),
+                                            ::testing::Values(0, 6)),
+                         [](const auto& info) {
+                           return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+// Frames already in CUDA memory (from nvcodec's cudaupload, sharing the
+// context) are encoded in place, to the same bytes.
+TEST(DeltaEncoderMemory, CudaMemoryInputGivesTheSameBytes) {
+  SKIP_WITHOUT_GPU();
+  if (!have_element("cudaupload"))
+    GTEST_SKIP() << "nvcodec's cudaupload is not available";
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::RGBA}) {
+    const auto clip = make_clip({f, 333, 211}, 8, 22);
+    const auto cpu = encode_clip("cudadeltaenc backend=cpu threshold=3", clip);
+    const auto cuda = encode_clip(
+        "cudaupload ! capsfilter caps=video/x-raw(memory:CUDAMemory) ! cudadeltaenc "
+        "backend=cuda threshold=3",
+        clip);
+    ASSERT_EQ(cuda.size(), clip.size());
+    for (size_t n = 0; n < clip.size(); n++)
+      EXPECT_TRUE(cpu[n] == cuda[n]) << format_info(f).name << " frame " << n;
+  }
+}
+
+// Upstream is offered pinned memory on the CUDA backend (its frames are
+// copied to the device), a plain video pool on the CPU backend.
+TEST(DeltaEncoderMemory, ProposesPinnedMemoryOnTheCudaBackend) {
+  const ImageDesc desc{PixelFormat::I420, 320, 240};
+  for (const bool cuda : {false, true}) {
+    if (cuda && !gpu_available())
+      continue;
+    GstHarness* h = gst_harness_new_parse(cuda ? "cudadeltaenc backend=cuda"
+                                               : "cudadeltaenc backend=cpu");
+    gst_harness_set_src_caps_str(h, caps_string(desc).c_str());
+    GstCaps* caps = gst_caps_from_string(caps_string(desc).c_str());
+    GstQuery* q = gst_query_new_allocation(caps, TRUE);
+    ASSERT_TRUE(gst_pad_peer_query(h->srcpad, q));
+    EXPECT_TRUE(gst_query_find_allocation_meta(q, GST_VIDEO_META_API_TYPE, nullptr));
+    ASSERT_GE(gst_query_get_n_allocation_pools(q), 1u);
+    GstBufferPool* pool = nullptr;
+    gst_query_parse_nth_allocation_pool(q, 0, &pool, nullptr, nullptr, nullptr);
+    ASSERT_NE(pool, nullptr);
+    GstStructure* config = gst_buffer_pool_get_config(pool);
+    GstAllocator* alloc = nullptr;
+    gst_buffer_pool_config_get_allocator(config, &alloc, nullptr);
+    const std::string type = alloc ? alloc->mem_type : "";
+    EXPECT_EQ(type == "CudaFxPinnedMemory", cuda) << type;
+    gst_structure_free(config);
+    gst_object_unref(pool);
+    gst_query_unref(q);
+    gst_caps_unref(caps);
+    gst_harness_teardown(h);
+  }
+}
+
+// Once the CPU backend is chosen, the sink no longer offers CUDA memory.
+TEST(DeltaEncoderMemory, CpuBackendOffersSystemMemoryOnly) {
+  GstHarness* h = gst_harness_new_parse("cudadeltaenc backend=cpu");
+  gst_harness_play(h);
+  GstCaps* caps = gst_pad_peer_query_caps(h->srcpad, nullptr);
+  ASSERT_NE(caps, nullptr);
+  EXPECT_FALSE(gst_caps_is_empty(caps));
+  for (guint i = 0; i < gst_caps_get_size(caps); i++) {
+    GstCapsFeatures* f = gst_caps_get_features(caps, i);
+    EXPECT_FALSE(f && gst_caps_features_contains(f, "memory:CUDAMemory"))
+        << gst_caps_to_string(caps);
+  }
+  gst_caps_unref(caps);
+  gst_harness_teardown(h);
+}
+
+TEST(DeltaEncoderMemory, CudaBackendWithoutDeviceFailsWithClearError) {
+  std::string why;
+  if (gpu_available(&why))
+    GTEST_SKIP() << "a CUDA device is present";
+  const std::string text = start_error(
+      "videotestsrc num-buffers=2 ! video/x-raw,format=I420 ! cudadeltaenc backend=cuda ! "
+      "fakesink");
+  EXPECT_EQ(text.rfind("backend=cuda but no usable CUDA device: ", 0), 0u) << text;
 }
 
 // ---- over RTP/UDP on 127.0.0.1 ----

@@ -34,4 +34,30 @@ HostImage push_pull(GstHarness* h, const HostImage& img, size_t pad) {
   return out;
 }
 
+std::string start_error(const std::string& pipeline) {
+  GError* err = nullptr;
+  GstElement* p = gst_parse_launch(pipeline.c_str(), &err);
+  EXPECT_NE(p, nullptr) << (err ? err->message : "");
+  if (err)
+    g_error_free(err);
+  if (!p)
+    return "";
+  std::string text;
+  EXPECT_EQ(gst_element_set_state(p, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE) << pipeline;
+  GstBus* bus = gst_element_get_bus(p);
+  GstMessage* msg = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+  EXPECT_NE(msg, nullptr) << pipeline;
+  if (msg) {
+    GError* gerr = nullptr;
+    gst_message_parse_error(msg, &gerr, nullptr);
+    text = gerr->message;
+    g_error_free(gerr);
+    gst_message_unref(msg);
+  }
+  gst_object_unref(bus);
+  gst_element_set_state(p, GST_STATE_NULL);
+  gst_object_unref(p);
+  return text;
+}
+
 }  // namespace testing_support
