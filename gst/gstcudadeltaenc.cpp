@@ -261,7 +261,7 @@ encode_cuda (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   cudafx::Status s;
   if (!on_device) {
     cudafx::ImageView staged;
-    s = GstCudaFxDevice::staging_view (st->staging, view, &staged);
+    s = GstCudaFxDevice::staging_view (st->staging, view, &staged, st->dev.stream ());
     if (s.is_ok ())
       s = cudafx::copy_image_async (staged, view, st->dev.stream ());
     view = staged;

@@ -232,7 +232,7 @@ GstCudaFxDevice::propose_allocation (GstElement * element, GstQuery * query)
 
 cudafx::Status
 GstCudaFxDevice::staging_view (cudafx::DeviceBuffer & buf, const cudafx::ImageView & host,
-    cudafx::ImageView * view)
+    cudafx::ImageView * view, cudafx::StreamHandle stream)
 {
   const cudafx::FormatInfo & fi = cudafx::format_info (host.desc.format);
   cudafx::ImageView v;
@@ -247,8 +247,10 @@ GstCudaFxDevice::staging_view (cudafx::DeviceBuffer & buf, const cudafx::ImageVi
     total += (v.pitch[i] * p.height + STAGING_ROW_ALIGN - 1) / STAGING_ROW_ALIGN *
         STAGING_ROW_ALIGN;
   }
-  if (buf.size () < total)
+  if (buf.size () < total) {
     CUDAFX_TRY (buf.allocate (total));
+    CUDAFX_TRY (cudafx::fill_bytes_async (buf.get (), 0, total, stream));
+  }
   for (int i = 0; i < fi.n_planes; i++)
     v.data[i] = buf.bytes () + offsets[i];
   *view = v;

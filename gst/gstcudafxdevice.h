@@ -81,9 +81,11 @@ public:
 
   /* A device image shaped like `host` in `buf` (grown when too small, else
    * reused: no per-frame allocation). Rows keep the host pitch when it is a
-   * multiple of 16, so that each copy between them is one linear copy. */
+   * multiple of 16, so that each copy between them is one linear copy; a new
+   * buffer is zeroed on `stream`, so the row padding such copies carry is
+   * never uninitialised memory. */
   static cudafx::Status staging_view (cudafx::DeviceBuffer & buf,
-      const cudafx::ImageView & host, cudafx::ImageView * view);
+      const cudafx::ImageView & host, cudafx::ImageView * view, cudafx::StreamHandle stream);
 
   /* Makes the element's context current for the scope. */
   class Scope

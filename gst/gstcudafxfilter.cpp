@@ -400,13 +400,13 @@ transform_cuda (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
   cudafx::Status s;
   if (!in_dev) {
     cudafx::ImageView staged;
-    s = GstCudaFxDevice::staging_view (st->staging_in, src, &staged);
+    s = GstCudaFxDevice::staging_view (st->staging_in, src, &staged, stream);
     if (s.is_ok ())
       s = cudafx::copy_image_async (staged, src, stream);
     src = staged;
   }
   if (s.is_ok () && !out_dev)
-    s = GstCudaFxDevice::staging_view (st->staging_out, host_out, &dst);
+    s = GstCudaFxDevice::staging_view (st->staging_out, host_out, &dst, stream);
   if (s.is_ok ())
     s = klass->process (self, src, dst, stream);
   if (s.is_ok () && !out_dev)

@@ -129,6 +129,11 @@ Status copy_bytes_async(void* dst, const void* src, size_t bytes, StreamHandle s
   return Status::ok();
 }
 
+Status fill_bytes_async(void* dst, int value, size_t bytes, StreamHandle stream) {
+  CUDAFX_CUDA_TRY(cudaMemsetAsync(dst, value, bytes, stream));
+  return Status::ok();
+}
+
 namespace {
 
 bool in_device_memory(const void* p) {

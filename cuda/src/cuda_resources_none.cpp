@@ -49,6 +49,7 @@ Status CudaEvent::elapsed_since(const CudaEvent&, float*) const { return no_cuda
 
 Status synchronize_stream(StreamHandle) { return no_cuda(); }
 Status copy_bytes_async(void*, const void*, size_t, StreamHandle) { return no_cuda(); }
+Status fill_bytes_async(void*, int, size_t, StreamHandle) { return no_cuda(); }
 Status copy_image_async(const ImageView&, const ImageView&, StreamHandle) { return no_cuda(); }
 
 }  // namespace cudafx

@@ -152,6 +152,9 @@ Status synchronize_stream(StreamHandle stream);
 // Copies `bytes` bytes on `stream`, host or device memory on either side.
 Status copy_bytes_async(void* dst, const void* src, size_t bytes, StreamHandle stream);
 
+// Sets `bytes` bytes of device memory to `value` on `stream`.
+Status fill_bytes_async(void* dst, int value, size_t bytes, StreamHandle stream);
+
 // Copies every plane of `src` to `dst` (same desc) on `stream`; host or device
 // memory on either side (unified addressing decides the direction).
 Status copy_image_async(const ImageView& dst, const ImageView& src, StreamHandle stream);
