@@ -1,10 +1,13 @@
-// Delta codec benchmark (encode side): the CUDA kernels alone (residuals,
-// reference update, tile flags, checksum; CUDA events), the CUDA encoder end
-// to end (kernels, copies back, packing, zstd) and the CPU encoder, on frames
-// where about 5 % of the bytes changed. Not a test: prints a table and
-// writes its section of docs/benchmarks.md.
+// Delta codec benchmark: the CUDA kernels alone (residuals, reference
+// update, tile flags, checksum; CUDA events), the CUDA encoder end to end
+// (kernels, copies back, packing, zstd), the CPU encoder, the cudadeltaenc
+// element on each backend and memory type (appsrc ! cudadeltaenc ! fakesink
+// on pre-made buffers), and the decoder, on frames where about 5 % of the
+// bytes changed. Not a test: prints a table and writes its section of
+// docs/benchmarks.md.
 //
 // Usage: bench_delta [--out FILE] [--commit SHA]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -14,24 +17,64 @@
 #include <string>
 #include <vector>
 
+#include <gst/gst.h>
+
+#include "bench_support.hpp"
 #include "report.hpp"
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/delta.hpp"
+#if HAVE_GSTCUDA
+#include <gst/cuda/gstcudaloader.h>
+#endif
 
 using namespace cudafx;
+using namespace bench;
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char b[64];
-  snprintf(b, sizeof b, f, v);
-  return v < 0 ? "n/a" : b;
+std::string rate(double v) { return v < 0 ? "n/a" : fmt("%.0f", v); }
+
+// The element on `frames` alternating frames a, b (4 buffers, round robin),
+// frames per second; -1 where the feed or the pipeline cannot be made.
+double element_fps(const std::string& chain, Feed feed, const std::vector<uint8_t>& a,
+                   const std::vector<uint8_t>& b, int frames) {
+  double fps = -1;
+  std::string err;
+  if (feed.buffers.size() == 4 && refill(feed, 0, 2, a.data()) && refill(feed, 1, 2, b.data()))
+    fps = run_pipeline(chain, feed, frames, &err);
+  if (!err.empty())
+    fprintf(stderr, "%s: %s\n", chain.c_str(), err.c_str());
+  release(feed);
+  return fps;
+}
+
+// The CPU decoder on a stream of `iters` delta frames (a keyframe first,
+// not timed), frames per second.
+double decode_fps(const ImageDesc& desc, const std::vector<uint8_t>& a,
+                  const std::vector<uint8_t>& b, const DeltaEncodeSettings& s, int iters) {
+  std::unique_ptr<DeltaEncoder> enc;
+  std::unique_ptr<DeltaDecoder> dec;
+  if (!DeltaEncoder::create(desc, &enc).is_ok() || !DeltaDecoder::create(desc, &dec).is_ok())
+    return -1;
+  std::vector<std::vector<uint8_t>> packets(iters + 1);
+  for (int i = 0; i <= iters; i++)
+    (void)enc->encode(packed_view(desc, const_cast<uint8_t*>((i & 1) ? b.data() : a.data())), s,
+                      &packets[i]);
+  std::string why;
+  if (dec->decode(packets[0].data(), packets[0].size(), &why) != DeltaDecodeResult::Frame)
+    return -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 1; i <= iters; i++)
+    if (dec->decode(packets[i].data(), packets[i].size(), &why) != DeltaDecodeResult::Frame)
+      return -1;
+  return iters / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  gst_init(&argc, &argv);
   std::string out_path = "docs/benchmarks.md", commit = "unknown";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--out") out_path = argv[i + 1];
@@ -51,13 +94,21 @@ int main(int argc, char** argv) {
      << "bytes changed by more than the threshold (10); zstd level 3. *kernels*: residuals, "
      << "reference update, tile flags and checksum on the GPU (CUDA events); *CUDA encoder*: "
      << "those plus the copies back, packing and zstd on one CPU thread; *CPU encoder*: our CPU "
-     << "backend. Frames/s.\n\n";
-  md << "| frame | kernels | CUDA encoder | CPU encoder |\n|---|---:|---:|---:|\n";
-  struct Case { const char* name; PixelFormat f; int w, h; };
-  const Case cases[] = {{"1080p RGBA", PixelFormat::RGBA, 1920, 1080},
-                        {"1080p NV12", PixelFormat::NV12, 1920, 1080},
-                        {"2160p RGBA", PixelFormat::RGBA, 3840, 2160},
-                        {"2160p NV12", PixelFormat::NV12, 3840, 2160}};
+     << "backend; *element*: `appsrc ! cudadeltaenc ! fakesink` on pre-made buffers, CUDA "
+     << "backend with frames in pinned system memory (the pool the element proposes) or in "
+     << "CUDA memory, and CPU backend; *decoder*: our decoder (CPU) on the same stream. "
+     << "Frames/s.\n\n";
+  md << "| frame | kernels | CUDA encoder | CPU encoder | element CUDA, system memory | "
+     << "element CUDA, CUDA memory | element CPU | decoder |\n"
+     << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+#if HAVE_GSTCUDA
+  GstCudaContext* ctx = gpu && gst_cuda_load_library() ? gst_cuda_context_new(0) : nullptr;
+#endif
+  struct Case { const char* name; const char* format; PixelFormat f; int w, h; };
+  const Case cases[] = {{"1080p RGBA", "RGBA", PixelFormat::RGBA, 1920, 1080},
+                        {"1080p NV12", "NV12", PixelFormat::NV12, 1920, 1080},
+                        {"2160p RGBA", "RGBA", PixelFormat::RGBA, 3840, 2160},
+                        {"2160p NV12", "NV12", PixelFormat::NV12, 3840, 2160}};
   for (const Case& c : cases) {
     const ImageDesc desc{c.f, c.w, c.h};
     const size_t size = packed_size(desc);
@@ -120,11 +171,32 @@ int main(int argc, char** argv) {
         enc_fps = iters / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       }
     }
-    md << "| " << c.name << " | " << fmt("%.0f", kernel_fps) << " | " << fmt("%.0f", enc_fps)
-       << " | " << fmt("%.0f", cpu_fps) << " |\n";
+    // The element: about two seconds of frames at the op's speed.
+    const int frames = 10 + std::max(30, static_cast<int>(2 * std::max(enc_fps, cpu_fps)));
+    const std::string sys_caps = caps_for(c.format, c.w, c.h, false);
+    const std::string settings = " threshold=10 post-stats=false";
+    double el_sys = -1, el_cuda = -1, el_cpu = -1;
+    if (gpu)
+      el_sys = element_fps("cudadeltaenc backend=cuda" + settings,
+                           system_feed("cudadeltaenc backend=cuda", sys_caps, 4), a, b, frames);
+#if HAVE_GSTCUDA
+    if (ctx)
+      el_cuda = element_fps("cudadeltaenc backend=cuda" + settings,
+                            cuda_feed(caps_for(c.format, c.w, c.h, true), 4, ctx), a, b, frames);
+#endif
+    el_cpu = element_fps("cudadeltaenc backend=cpu" + settings,
+                         system_feed("cudadeltaenc backend=cpu", sys_caps, 4), a, b, frames);
+    const double dec_fps = decode_fps(desc, a, b, s, iters);
+    md << "| " << c.name << " | " << rate(kernel_fps) << " | " << rate(enc_fps) << " | "
+       << rate(cpu_fps) << " | " << rate(el_sys) << " | " << rate(el_cuda) << " | "
+       << rate(el_cpu) << " | " << rate(dec_fps) << " |\n";
     fprintf(stderr, "%s done\n", c.name);
   }
   md << "\n";
+#if HAVE_GSTCUDA
+  if (ctx)
+    gst_object_unref(ctx);
+#endif
   fputs(md.str().c_str(), stdout);
   return write_report_section(out_path, "bench_delta", md.str()) ? 0 : 1;
 }

@@ -254,6 +254,31 @@ void release(Feed& f) {
   f.context = nullptr;
 }
 
+bool refill(Feed& feed, int first, int step, const uint8_t* packed) {
+  GstCaps* caps = gst_caps_from_string(feed.caps.c_str());
+  GstVideoInfo info;
+  const bool ok = gst_video_info_from_caps(&info, caps);
+  gst_caps_unref(caps);
+  if (!ok)
+    return false;
+  for (size_t i = first; i < feed.buffers.size(); i += step) {
+    GstVideoFrame f;
+    if (!gst_video_frame_map(&f, &info, feed.buffers[i], GST_MAP_WRITE))  // CUDA: uploaded at unmap
+      return false;
+    const uint8_t* src = packed;
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&f); p++) {
+      const size_t row = static_cast<size_t>(GST_VIDEO_FRAME_COMP_WIDTH(&f, p)) *
+                         GST_VIDEO_FRAME_COMP_PSTRIDE(&f, p);
+      for (int y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&f, p); y++, src += row)
+        memcpy(static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, p)) +
+                   y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, p),
+               src, row);
+    }
+    gst_video_frame_unmap(&f);
+  }
+  return true;
+}
+
 std::string caps_for(const char* format, int w, int h, bool cuda) {
   return std::string("video/x-raw") + (cuda ? "(memory:CUDAMemory)" : "") + ",format=" + format +
          ",width=" + std::to_string(w) + ",height=" + std::to_string(h) + ",framerate=30/1";

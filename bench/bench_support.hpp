@@ -92,6 +92,10 @@ Feed system_feed(const std::string& element_desc, const std::string& caps_str, i
 Feed cuda_feed(const std::string& caps_str, int count, GstCudaContext* ctx);
 #endif
 void release(Feed& f);
+// Writes the packed image `packed` (planes and rows tight, the caps' format
+// and size) into every `step`-th buffer of `feed` from `first` (system or
+// CUDA memory), so that consecutive frames can differ.
+bool refill(Feed& feed, int first, int step, const uint8_t* packed);
 std::string caps_for(const char* format, int w, int h, bool cuda);
 
 }  // namespace bench
