@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_math.hpp"
 #include "support/clip.hpp"
 #include "support/gpu.hpp"
 #include "support/gst_image.hpp"
@@ -84,6 +85,43 @@ INSTANTIATE_TEST_SUITE_P(FormatsAndThresholds, DeltaRoundTrip,
                            return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
                                   std::to_string(std::get<1>(info.param));
                          });
+
+// The CPU encoder's fast paths (rows with nothing beyond the threshold,
+// lossless rows, the per-threshold table) against the per-byte rule of
+// delta_math.hpp, on every (current, reference) pair of byte values, with the
+// pairs spread so that some tiles change and some do not.
+TEST(DeltaCodec, ResidualsFollowThePerByteRuleForEveryPair) {
+  const ImageDesc desc{PixelFormat::GRAY8, 256, 512};
+  DeltaLayout layout;
+  ASSERT_TRUE(make_delta_layout(desc, &layout).is_ok());
+  HostImage cur(desc), ref(desc);
+  for (int t : {0, 1, 2, 4, 10, 20, 127, 254, 255}) {
+    // Rows 0..255: ref = the row, cur = the column (every pair once); rows
+    // 256..511: cur = ref (unchanged tiles) but for a few bytes.
+    for (int y = 0; y < desc.height; y++)
+      for (int x = 0; x < desc.width; x++) {
+        const int r = y % 256;
+        ref.view().data[0][y * ref.view().pitch[0] + x] = static_cast<uint8_t>(r);
+        cur.view().data[0][y * cur.view().pitch[0] + x] =
+            static_cast<uint8_t>(y < 256 ? x : ((x * 7 + y) % 97 == 0 ? 255 - r : r));
+      }
+    HostImage before(desc);
+    before.copy_from(ref.view());
+    DeltaScratch scratch;
+    std::vector<uint8_t> raw;
+    delta_encode_cpu(layout, cur.view(), ref.view(), t, false, &scratch, &raw, nullptr);
+    int wrong = 0;
+    for (int y = 0; y < desc.height; y++)
+      for (int x = 0; x < desc.width; x++) {
+        const int c = cur.view().data[0][y * cur.view().pitch[0] + x];
+        const int r0 = before.view().data[0][y * before.view().pitch[0] + x];
+        const int q = delta_residual(c, r0, t);
+        wrong += scratch.residual[static_cast<size_t>(y) * desc.width + x] != static_cast<uint8_t>(q);
+        wrong += ref.view().data[0][y * ref.view().pitch[0] + x] != static_cast<uint8_t>(r0 + q);
+      }
+    EXPECT_EQ(wrong, 0) << "threshold " << t;
+  }
+}
 
 TEST(DeltaCodec, UnchangedFramesCostOnlyTheBitmap) {
   const ImageDesc desc{PixelFormat::NV12, 640, 480};

@@ -29,22 +29,53 @@ Status make_delta_layout(const ImageDesc& desc, DeltaLayout* out) {
   return Status::ok();
 }
 
-uint64_t delta_checksum(const DeltaLayout& layout, const ImageView& img) {
-  uint64_t sum = 0, pos = 0;
-  for (int i = 0; i < layout.n_planes; i++) {
-    const DeltaPlaneLayout& p = layout.planes[i];
-    const size_t words = (static_cast<size_t>(p.row_bytes) + 7) / 8;
-    for (int y = 0; y < p.height; y++) {
-      const uint8_t* row = img.data[i] + static_cast<size_t>(y) * img.pitch[i];
-      for (size_t w = 0; w < words; w++, pos++) {
-        uint64_t v = 0;
-        const size_t n = std::min<size_t>(8, p.row_bytes - w * 8);
-        std::memcpy(&v, row + w * 8, n);  // little-endian machines only (x86-64, arm64)
-        uint64_t m = (v ^ (pos * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
-        sum += m ^ (m >> 31);
-      }
+namespace {
+
+// The checksum's terms for rows [y0, y1) of plane `i`, whose first word is
+// number `base` of the whole image.
+uint64_t checksum_rows(const DeltaPlaneLayout& p, const uint8_t* data, size_t pitch, int y0,
+                       int y1, uint64_t base) {
+  const size_t words = (static_cast<size_t>(p.row_bytes) + 7) / 8;
+  uint64_t sum = 0, pos = base + static_cast<uint64_t>(y0) * words;
+  for (int y = y0; y < y1; y++) {
+    const uint8_t* row = data + static_cast<size_t>(y) * pitch;
+    for (size_t w = 0; w < words; w++, pos++) {
+      uint64_t v = 0;
+      const size_t n = std::min<size_t>(8, p.row_bytes - w * 8);
+      std::memcpy(&v, row + w * 8, n);  // little-endian machines only (x86-64, arm64)
+      uint64_t m = (v ^ (pos * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+      sum += m ^ (m >> 31);
     }
   }
+  return sum;
+}
+
+}  // namespace
+
+// A sum of independent terms: bands of rows in parallel, added up after.
+uint64_t delta_checksum(const DeltaLayout& layout, const ImageView& img) {
+  constexpr int kBandRows = 64;
+  struct Band {
+    int plane, y0, y1;
+    uint64_t base;
+  };
+  std::vector<Band> bands;
+  uint64_t base = 0;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    for (int y = 0; y < p.height; y += kBandRows)
+      bands.push_back({i, y, std::min(p.height, y + kBandRows), base});
+    base += static_cast<uint64_t>((p.row_bytes + 7) / 8) * p.height;
+  }
+  std::vector<uint64_t> sums(bands.size());
+  parallel_for(static_cast<int>(bands.size()), [&](int b, int) {
+    const Band& band = bands[b];
+    sums[b] = checksum_rows(layout.planes[band.plane], img.data[band.plane],
+                            img.pitch[band.plane], band.y0, band.y1, band.base);
+  });
+  uint64_t sum = 0;
+  for (uint64_t v : sums)
+    sum += v;
   return sum;
 }
 
@@ -102,6 +133,13 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
     n_tiles += static_cast<size_t>(layout.planes[i].tiles_x) * layout.planes[i].tiles_y;
   scratch->residual.resize(layout.frame_bytes);
   scratch->changed.assign(n_tiles, 0);
+  if (scratch->table_threshold != threshold) {
+    for (int d = -255; d <= 255; d++)
+      scratch->quantised[d + 255] = static_cast<int16_t>(delta_quantise(d, threshold));
+    scratch->table_threshold = threshold;
+  }
+  const int16_t* quantised = scratch->quantised + 255;
+  const unsigned t = static_cast<unsigned>(threshold), span = 2 * t;
 
   // Residuals and the reference update, one tile row of one plane a job.
   struct Job {
@@ -122,14 +160,29 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
       uint8_t* res = scratch->residual.data() + off.frame[i] + static_cast<size_t>(y) * p.row_bytes;
       for (int tx = 0; tx < p.tiles_x; tx++) {
         const int x0 = tx * kDeltaTileW, x1 = std::min(p.row_bytes, x0 + kDeltaTileW);
-        uint8_t any = 0;
+        // A byte gets a non-zero residual exactly when |cur - ref| > t
+        // (delta_math.hpp). Most of a static scene's rows have none: one
+        // vectorised pass finds out, and they cost nothing more.
+        unsigned beyond = 0;
+        for (int x = x0; x < x1; x++)
+          beyond |= static_cast<unsigned>(c[x] - r[x] + threshold) > span;
+        if (!beyond) {
+          std::memset(res + x0, 0, x1 - x0);
+          continue;
+        }
+        flags[tx] = 1;
+        if (threshold == 0) {  // lossless: the difference itself, and ref = cur
+          for (int x = x0; x < x1; x++) {
+            res[x] = static_cast<uint8_t>(c[x] - r[x]);
+            r[x] = c[x];
+          }
+          continue;
+        }
         for (int x = x0; x < x1; x++) {
-          const int q = delta_residual(c[x], r[x], threshold);
+          const int q = delta_clamp_residual(quantised[c[x] - r[x]], r[x]);
           res[x] = static_cast<uint8_t>(q);
           r[x] = static_cast<uint8_t>(r[x] + q);
-          any |= q != 0;
         }
-        flags[tx] |= any;
       }
     }
   });

@@ -58,6 +58,8 @@ uint64_t delta_checksum(const DeltaLayout& layout, const ImageView& img);
 struct DeltaScratch {
   std::vector<uint8_t> residual;  // frame_bytes: residuals, planes and rows tight
   std::vector<uint8_t> changed;   // one flag a tile, all planes
+  int16_t quantised[511] = {};    // delta_quantise(d, threshold) at d + 255
+  int table_threshold = -1;       // the threshold `quantised` is for
 };
 
 // Encodes `cur` against `ref` (updated in place) into a raw payload.

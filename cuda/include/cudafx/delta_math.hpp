@@ -12,17 +12,23 @@ namespace cudafx {
 // t of cur, and for t > 0 the residuals fall on few values, which the
 // entropy stage codes far more cheaply than the exact differences
 // (near-lossless quantisation). t = 0 sends cur - ref exactly.
-CUDAFX_HD int delta_residual(int cur, int ref, int t) {
-  const int d = cur - ref;
+//
+// In two steps: delta_quantise(d, t), the multiple of 2t+1 nearest to the
+// difference d (0 within the threshold), which depends on d and t only (the
+// CPU tabulates it once per frame), and the clamp of that into -ref .. 255-ref.
+CUDAFX_HD int delta_quantise(int d, int t) {
   if (d <= t && d >= -t)
     return 0;
   const int s = 2 * t + 1;
-  int q = d >= 0 ? (d + t) / s * s : -((-d + t) / s * s);
-  if (q > 255 - ref)
-    q = 255 - ref;
-  if (q < -ref)
-    q = -ref;
-  return q;
+  return d >= 0 ? (d + t) / s * s : -((-d + t) / s * s);
+}
+
+CUDAFX_HD int delta_clamp_residual(int q, int ref) {
+  return q > 255 - ref ? 255 - ref : (q < -ref ? -ref : q);
+}
+
+CUDAFX_HD int delta_residual(int cur, int ref, int t) {
+  return delta_clamp_residual(delta_quantise(cur - ref, t), ref);
 }
 
 }  // namespace cudafx
