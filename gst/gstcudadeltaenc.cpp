@@ -268,8 +268,8 @@ encode_cuda (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   }
   if (s.is_ok ())
     s = st->cuda_encoder->encode (view, settings, st->dev.stream (), &st->packet, stats);
-  else
-    (void) st->dev.synchronize ();  /* a queued copy may still read the frame */
+  if (!s.is_ok ())
+    (void) st->dev.synchronize ();  /* queued work may still read the frame */
   gst_video_frame_unmap (&vframe);
   return s;
 }
