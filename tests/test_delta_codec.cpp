@@ -337,3 +337,64 @@ INSTANTIATE_TEST_SUITE_P(FormatsAndThresholds, DeltaCudaEncoder,
                            return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
                                   std::to_string(std::get<1>(info.param));
                          });
+
+// The CUDA decoder reaches the CPU decoder's verdict on every packet of a
+// damaged stream (a truncated packet, a lost one, a flipped payload byte, a
+// delta before any keyframe), and the same reconstruction after each frame.
+class DeltaCudaDecoder : public ::testing::TestWithParam<std::tuple<PixelFormat, int>> {};
+
+TEST_P(DeltaCudaDecoder, SameVerdictsAndFramesAsTheCpuDecoder) {
+  SKIP_WITHOUT_GPU();
+  const auto [format, threshold] = GetParam();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  for (const auto& size : {std::pair<int, int>{173, 97}, {1, 1}, {333, 211}}) {
+    const ImageDesc desc{format, size.first, size.second};
+    const auto clip = make_clip(desc, 16, 41 + threshold);
+    const Coded coded = encode_clip(clip, threshold, 6);
+    std::vector<std::vector<uint8_t>> stream_packets;
+    stream_packets.push_back(coded.packets[1]);  // a delta before any keyframe
+    for (size_t n = 0; n < coded.packets.size(); n++) {
+      std::vector<uint8_t> p = coded.packets[n];
+      if (n == 3)
+        continue;  // lost
+      if (n == 8)
+        p.resize(p.size() / 2);  // truncated
+      if (n == 14)
+        p[p.size() - 1] ^= 0x40;  // damaged payload
+      stream_packets.push_back(p);
+    }
+    std::unique_ptr<DeltaDecoder> cpu;
+    std::unique_ptr<DeltaDecoderCuda> gpu;
+    ASSERT_TRUE(DeltaDecoder::create(desc, &cpu).is_ok());
+    const Status s = DeltaDecoderCuda::create(desc, stream.get(), &gpu);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    int frames = 0;
+    for (size_t n = 0; n < stream_packets.size(); n++) {
+      const auto& p = stream_packets[n];
+      std::string why_cpu, why_gpu;
+      const DeltaDecodeResult a = cpu->decode(p.data(), p.size(), &why_cpu);
+      const DeltaDecodeResult b = gpu->decode(p.data(), p.size(), &why_gpu);
+      ASSERT_EQ(static_cast<int>(a), static_cast<int>(b))
+          << "packet " << n << ": " << why_cpu << " / " << why_gpu;
+      EXPECT_EQ(why_cpu, why_gpu) << "packet " << n;
+      if (a != DeltaDecodeResult::Frame)
+        continue;
+      frames++;
+      HostImage got(desc);
+      ASSERT_TRUE(copy_image_async(got.view(), gpu->reconstruction(), stream.get()).is_ok());
+      ASSERT_TRUE(stream.synchronize().is_ok());
+      EXPECT_TRUE(testing_support::bytes_equal(got.view(), cpu->reconstruction()))
+          << size.first << "x" << size.second << " packet " << n;
+    }
+    EXPECT_GE(frames, 8) << "too few frames decoded for the test to mean much";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FormatsAndThresholds, DeltaCudaDecoder,
+                         ::testing::Combine(::testing::ValuesIn(kFormats),
+                                            ::testing::Values(0, 10)),
+                         [](const auto& info) {
+                           return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
+                                  std::to_string(std::get<1>(info.param));
+                         });

@@ -64,7 +64,47 @@ __global__ void delta_checksum_kernel(const uint8_t* __restrict__ img, size_t pi
     atomicAdd(sum, acc);
 }
 
+// One block a tile, as delta_residual_kernel: adds the tile's residuals,
+// stored row by row at `offsets[tile]` of the payload, to the reference.
+__global__ void delta_apply_kernel(const uint8_t* __restrict__ raw,
+                                   const uint32_t* __restrict__ offsets, uint8_t* __restrict__ ref,
+                                   size_t ref_pitch, int row_bytes, int height, int tiles_x) {
+  const uint32_t off = offsets[blockIdx.y * tiles_x + blockIdx.x];
+  if (off == kDeltaNoTile)
+    return;
+  const int tx0 = blockIdx.x * kDeltaTileW, ty0 = blockIdx.y * kDeltaTileH;
+  const int tile_bytes = min(kDeltaTileW, row_bytes - tx0);
+  const int y = ty0 + threadIdx.y;
+  if (y >= height)
+    return;
+  const uint8_t* res = raw + off + static_cast<size_t>(threadIdx.y) * tile_bytes;
+  uint8_t* r = ref + static_cast<size_t>(y) * ref_pitch + tx0;
+  for (int i = 0; i < 4; i++) {
+    const int x = threadIdx.x * 4 + i;
+    if (x < tile_bytes)
+      r[x] = static_cast<uint8_t>(r[x] + res[x]);
+  }
+}
+
 }  // namespace
+
+Status delta_apply_cuda(const DeltaLayout& layout, const uint8_t* raw_dev, bool keyframe,
+                        const uint32_t* tile_offsets_dev, const ImageView& ref,
+                        StreamHandle stream) {
+  if (keyframe)  // the payload is the frame, planes and rows tight
+    return copy_image_async(ref, packed_view(layout.desc, const_cast<uint8_t*>(raw_dev)), stream);
+  size_t tile_off = 0;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    const dim3 grid(p.tiles_x, p.tiles_y), block(kDeltaTileW / 4, kDeltaTileH);
+    delta_apply_kernel<<<grid, block, 0, stream>>>(raw_dev, tile_offsets_dev + tile_off,
+                                                   ref.data[i], ref.pitch[i], p.row_bytes,
+                                                   p.height, p.tiles_x);
+    CUDAFX_CUDA_TRY(cudaGetLastError());
+    tile_off += static_cast<size_t>(p.tiles_x) * p.tiles_y;
+  }
+  return Status::ok();
+}
 
 Status delta_residual_cuda(const DeltaLayout& layout, const ImageView& cur, const ImageView& ref,
                            int threshold, uint8_t* residual, uint8_t* changed,

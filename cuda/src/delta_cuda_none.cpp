@@ -15,5 +15,9 @@ Status delta_residual_cuda(const DeltaLayout&, const ImageView&, const ImageView
 Status delta_checksum_cuda(const DeltaLayout&, const ImageView&, uint64_t*, StreamHandle) {
   return no_cuda();
 }
+Status delta_apply_cuda(const DeltaLayout&, const uint8_t*, bool, const uint32_t*,
+                        const ImageView&, StreamHandle) {
+  return no_cuda();
+}
 
 }  // namespace cudafx

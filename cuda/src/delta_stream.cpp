@@ -56,16 +56,13 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
   return Status::ok();
 }
 
-Status DeltaDecoder::create(const ImageDesc& desc, std::unique_ptr<DeltaDecoder>* out) {
-  std::unique_ptr<DeltaDecoder> d(new DeltaDecoder());
-  CUDAFX_TRY(make_delta_layout(desc, &d->layout_));
-  CUDAFX_TRY(make_reference(desc, &d->ref_storage_, &d->ref_));
-  d->raw_.reserve(d->layout_.max_raw_bytes());
-  *out = std::move(d);
+Status DeltaDecoderBase::init(const ImageDesc& desc) {
+  CUDAFX_TRY(make_delta_layout(desc, &layout_));
+  raw_.reserve(layout_.max_raw_bytes());
   return Status::ok();
 }
 
-DeltaDecodeResult DeltaDecoder::decode(const uint8_t* data, size_t size, std::string* error) {
+DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std::string* error) {
   DeltaPacketInfo info;
   const Status s = read_delta_packet(layout_, data, size, &info, &raw_);
   if (!s.is_ok()) {
@@ -88,8 +85,15 @@ DeltaDecodeResult DeltaDecoder::decode(const uint8_t* data, size_t size, std::st
       return DeltaDecodeResult::NeedKeyframe;
     }
   }
-  delta_apply_cpu(layout_, raw_.data(), raw_.size(), info.keyframe, ref_);
-  if (delta_checksum(layout_, ref_) != info.recon_checksum) {
+  uint64_t checksum = 0;
+  const Status r = reconstruct(info.keyframe, &checksum);
+  if (!r.is_ok()) {
+    synced_ = false;
+    if (error)
+      *error = r.message();
+    return DeltaDecodeResult::Failed;
+  }
+  if (checksum != info.recon_checksum) {
     synced_ = false;
     if (error)
       *error = "reconstruction checksum mismatch: decoder out of sync";
@@ -99,6 +103,20 @@ DeltaDecodeResult DeltaDecoder::decode(const uint8_t* data, size_t size, std::st
   last_counter_ = info.counter;
   info_ = info;
   return DeltaDecodeResult::Frame;
+}
+
+Status DeltaDecoder::create(const ImageDesc& desc, std::unique_ptr<DeltaDecoder>* out) {
+  std::unique_ptr<DeltaDecoder> d(new DeltaDecoder());
+  CUDAFX_TRY(d->init(desc));
+  CUDAFX_TRY(make_reference(desc, &d->ref_storage_, &d->ref_));
+  *out = std::move(d);
+  return Status::ok();
+}
+
+Status DeltaDecoder::reconstruct(bool keyframe, uint64_t* checksum) {
+  delta_apply_cpu(layout_, raw_.data(), raw_.size(), keyframe, ref_);
+  *checksum = delta_checksum(layout_, ref_);
+  return Status::ok();
 }
 
 }  // namespace cudafx

@@ -1,5 +1,9 @@
-// DeltaEncoderCuda: the stream state of the delta encoder on a CUDA device.
-// Host code only; the kernels are in delta_cuda.cu (or stubs without CUDA).
+// DeltaEncoderCuda and DeltaDecoderCuda: the stream state of the delta
+// codec on a CUDA device. Host code only; the kernels are in delta_cuda.cu
+// (or stubs without CUDA).
+#include <algorithm>
+#include <cstring>
+
 #include "cudafx/delta.hpp"
 
 namespace cudafx {
@@ -61,6 +65,73 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
                                  packet, stats));
   have_ref_ = true;
   counter_++;
+  return Status::ok();
+}
+
+Status DeltaDecoderCuda::create(const ImageDesc& desc, StreamHandle stream,
+                                std::unique_ptr<DeltaDecoderCuda>* out) {
+  if (!cuda_built())
+    return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
+  std::unique_ptr<DeltaDecoderCuda> d(new DeltaDecoderCuda());
+  CUDAFX_TRY(d->init(desc));
+  d->stream_ = stream;
+  const DeltaLayout& l = d->layout_;
+  for (int i = 0; i < l.n_planes; i++)
+    d->n_tiles_ += static_cast<size_t>(l.planes[i].tiles_x) * l.planes[i].tiles_y;
+  const size_t ref_bytes = packed_size(desc, 256);
+  CUDAFX_TRY(d->ref_mem_.allocate(ref_bytes));
+  CUDAFX_TRY(d->raw_dev_.allocate(l.max_raw_bytes()));
+  CUDAFX_TRY(d->offsets_dev_.allocate(d->n_tiles_ * sizeof(uint32_t)));
+  CUDAFX_TRY(d->sum_dev_.allocate(sizeof(uint64_t)));
+  CUDAFX_TRY(d->raw_host_.allocate(l.max_raw_bytes()));
+  CUDAFX_TRY(d->offsets_host_.allocate(d->n_tiles_ * sizeof(uint32_t)));
+  CUDAFX_TRY(d->sum_host_.allocate(sizeof(uint64_t)));
+  // Before the first keyframe the reconstruction is defined (zero), as on
+  // the CPU.
+  CUDAFX_TRY(fill_bytes_async(d->ref_mem_.get(), 0, ref_bytes, stream));
+  CUDAFX_TRY(synchronize_stream(stream));
+  d->ref_ = packed_view(desc, d->ref_mem_.bytes(), 256);
+  *out = std::move(d);
+  return Status::ok();
+}
+
+// The payload goes up as it is; for a delta frame, so does where each set
+// tile's residuals start in it (read_delta_packet has checked that the
+// payload is exactly the bitmaps plus the set tiles).
+Status DeltaDecoderCuda::reconstruct(bool keyframe, uint64_t* checksum) {
+  std::memcpy(raw_host_.get(), raw_.data(), raw_.size());
+  CUDAFX_TRY(copy_bytes_async(raw_dev_.get(), raw_host_.get(), raw_.size(), stream_));
+  if (!keyframe) {
+    uint32_t* offsets = static_cast<uint32_t*>(offsets_host_.get());
+    size_t pos = layout_.bitmap_bytes, bit_base = 0, tile_base = 0;
+    for (int i = 0; i < layout_.n_planes; i++) {
+      const DeltaPlaneLayout& p = layout_.planes[i];
+      for (int ty = 0; ty < p.tiles_y; ty++) {
+        const int rows = std::min(kDeltaTileH, p.height - ty * kDeltaTileH);
+        for (int tx = 0; tx < p.tiles_x; tx++) {
+          const size_t k = static_cast<size_t>(ty) * p.tiles_x + tx;
+          if (!(raw_[bit_base + k / 8] & (1u << (k % 8)))) {
+            offsets[tile_base + k] = kDeltaNoTile;
+            continue;
+          }
+          offsets[tile_base + k] = static_cast<uint32_t>(pos);
+          pos += static_cast<size_t>(std::min(kDeltaTileW, p.row_bytes - tx * kDeltaTileW)) * rows;
+        }
+      }
+      bit_base += p.bitmap_bytes();
+      tile_base += static_cast<size_t>(p.tiles_x) * p.tiles_y;
+    }
+    if (pos != raw_.size())
+      return Status::invalid("delta decoder: payload size does not match its tile bitmap");
+    CUDAFX_TRY(copy_bytes_async(offsets_dev_.get(), offsets_host_.get(),
+                                n_tiles_ * sizeof(uint32_t), stream_));
+  }
+  CUDAFX_TRY(delta_apply_cuda(layout_, raw_dev_.bytes(), keyframe,
+                              static_cast<const uint32_t*>(offsets_dev_.get()), ref_, stream_));
+  CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream_));
+  CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream_));
+  CUDAFX_TRY(synchronize_stream(stream_));
+  *checksum = *static_cast<const uint64_t*>(sum_host_.get());
   return Status::ok();
 }
 

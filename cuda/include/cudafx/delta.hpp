@@ -182,30 +182,82 @@ enum class DeltaDecodeResult {
   Frame,         // a reconstruction is ready
   NeedKeyframe,  // out of sync (start, gap, earlier error): dropped until a keyframe
   Corrupt,       // the packet failed validation or the checksum: dropped, out of sync
+  Failed,        // the backend failed (a CUDA error): the decoder cannot go on
 };
 
-// The decoder's state machine: validates, detects gaps in the counter and
-// reconstruction mismatches, and resynchronises on the next keyframe.
-class DeltaDecoder {
+// The decoder's state machine, the same on both backends: validates every
+// packet, detects gaps in the counter and reconstruction mismatches, and
+// resynchronises on the next keyframe. A backend applies the payload.
+class DeltaDecoderBase {
  public:
-  static Status create(const ImageDesc& desc, std::unique_ptr<DeltaDecoder>* out);
-  // `error` receives the reason for Corrupt or NeedKeyframe.
+  virtual ~DeltaDecoderBase() = default;
+  // `error` receives the reason for anything but Frame.
   DeltaDecodeResult decode(const uint8_t* data, size_t size, std::string* error);
   // Marks the stream discontinuous (lost packets): the next delta frame is
   // not applied.
   void discont() { synced_ = false; }
+  // Host memory (DeltaDecoder) or device memory (DeltaDecoderCuda).
   const ImageView& reconstruction() const { return ref_; }
   const DeltaPacketInfo& last_info() const { return info_; }
   const DeltaLayout& layout() const { return layout_; }
 
- private:
+ protected:
+  // Applies raw_ (validated, of a keyframe or not) to ref_ and returns the
+  // checksum of the result.
+  virtual Status reconstruct(bool keyframe, uint64_t* checksum) = 0;
+  Status init(const ImageDesc& desc);
+
   DeltaLayout layout_;
-  std::vector<uint8_t> ref_storage_;
   ImageView ref_;
   std::vector<uint8_t> raw_;
+
+ private:
   DeltaPacketInfo info_;
   uint32_t last_counter_ = 0;
   bool synced_ = false;
+};
+
+// The decoder on the CPU: the reconstruction in host memory.
+class DeltaDecoder : public DeltaDecoderBase {
+ public:
+  static Status create(const ImageDesc& desc, std::unique_ptr<DeltaDecoder>* out);
+
+ protected:
+  Status reconstruct(bool keyframe, uint64_t* checksum) override;
+
+ private:
+  std::vector<uint8_t> ref_storage_;
+};
+
+// Applies a validated raw payload to a device reconstruction on `stream`:
+// the payload (host memory) and per-tile offsets into it (host, one a tile
+// of all planes, kDeltaNoTile for an unchanged tile) go up through the
+// given device buffers.
+constexpr uint32_t kDeltaNoTile = 0xFFFFFFFFu;
+Status delta_apply_cuda(const DeltaLayout& layout, const uint8_t* raw_dev, bool keyframe,
+                        const uint32_t* tile_offsets_dev, const ImageView& ref,
+                        StreamHandle stream);
+
+// The decoder on a CUDA device: the reconstruction stays in device memory.
+// Packets are validated and decompressed on the CPU (the same code as the
+// CPU decoder); the payload is applied and the checksum computed on the
+// device, on `stream`, which each packet synchronises once (the verdict
+// needs the checksum). Both backends reach the same verdicts and the same
+// reconstructions.
+class DeltaDecoderCuda : public DeltaDecoderBase {
+ public:
+  // Runs in the CUDA context current at creation; allocates everything here.
+  static Status create(const ImageDesc& desc, StreamHandle stream,
+                       std::unique_ptr<DeltaDecoderCuda>* out);
+
+ protected:
+  Status reconstruct(bool keyframe, uint64_t* checksum) override;
+
+ private:
+  StreamHandle stream_ = nullptr;
+  DeviceBuffer ref_mem_, raw_dev_, offsets_dev_, sum_dev_;
+  PinnedBuffer raw_host_, offsets_host_, sum_host_;
+  size_t n_tiles_ = 0;
 };
 
 }  // namespace cudafx
