@@ -11,10 +11,20 @@
  * next keyframe. Through rtpbin with RTCP feedback the request reaches the
  * sender as a PLI.
  *
+ * With the CUDA backend (#GstCudaDeltaDec:backend, auto by default) the
+ * reconstruction lives on the GPU: packets are validated and decompressed on
+ * the CPU, applied and checked on the device. Frames go out in CUDA memory
+ * (memory:CUDAMemory, all formats but GRAY8) when downstream takes it, else
+ * in system memory (pinned when the element allocates it). Both backends
+ * decode to the same frames.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 udpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpgstdepay ! cudadeltadec ! videoconvert ! autovideosink
  * ]| Receives the stream of the cudadeltaenc example.
+ * |[
+ * gst-launch-1.0 udpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpgstdepay ! cudadeltadec backend=cuda ! cudadownload ! videoconvert ! autovideosink
+ * ]| The same, decoding on the GPU into CUDA memory.
  */
 #include "gstcudadeltadec.h"
 
@@ -24,7 +34,8 @@
 
 #include "cudafx/delta.hpp"
 #include "gstcudadeltacaps.h"
-#include "gstcudafxfilter.h"
+#include "gstcudafxdevice.h"
+#include "gstcudafxpinnedallocator.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_delta_dec_debug);
 #define GST_CAT_DEFAULT gst_cuda_delta_dec_debug
@@ -32,10 +43,30 @@ GST_DEBUG_CATEGORY_STATIC (gst_cuda_delta_dec_debug);
 /* Keyframe requests: at most one every half second. */
 #define DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL (GST_SECOND / 2)
 
+enum
+{
+  PROP_0,
+  PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
+};
+
+#define DEFAULT_BACKEND GST_CUDA_FX_DEFAULT_BACKEND
+#define DEFAULT_CUDA_DEVICE_ID GST_CUDA_FX_DEFAULT_DEVICE_ID
+
 struct GstCudaDeltaDecState
 {
-  std::unique_ptr < cudafx::DeltaDecoder > decoder;
+  /* properties, under the object lock */
+  GstCudaFxBackend backend = DEFAULT_BACKEND;
+  gint device_id = DEFAULT_CUDA_DEVICE_ID;
+
+  /* from start to stop */
+  GstCudaFxDevice dev;
+
+  /* streaming thread; a decoder of the backend chosen at start */
+  std::unique_ptr < cudafx::DeltaDecoderBase > decoder;
+  cudafx::ImageDesc desc;
   GstVideoCodecState *output = nullptr;
+  bool out_cuda = false;        /* negotiated memory:CUDAMemory downstream */
   guint64 dropped = 0;
 };
 
@@ -51,9 +82,26 @@ GST_ELEMENT_REGISTER_DEFINE (cudadeltadec, "cudadeltadec", GST_RANK_NONE,
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_CUDA_DELTA_CAPS));
+#if HAVE_GSTCUDA
+#define SRC_CAPS \
+  GST_VIDEO_CAPS_MAKE_WITH_FEATURES (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, \
+      GST_CUDA_DELTA_CUDA_FORMATS) "; " GST_VIDEO_CAPS_MAKE (GST_CUDA_DELTA_FORMATS)
+#else
+#define SRC_CAPS GST_VIDEO_CAPS_MAKE (GST_CUDA_DELTA_FORMATS)
+#endif
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (GST_CUDA_DELTA_FORMATS)));
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (SRC_CAPS));
+
+/* The decoder holds CUDA memory on the CUDA backend: freed in the context. */
+static void
+release_decoder (GstCudaDeltaDecState * st)
+{
+  if (st->decoder && st->dev.cuda ()) {
+    GstCudaFxDevice::Scope scope (st->dev);
+    st->decoder.reset ();
+  }
+  st->decoder.reset ();
+}
 
 static gboolean
 gst_cuda_delta_dec_set_format (GstVideoDecoder * decoder, GstVideoCodecState * state)
@@ -79,7 +127,21 @@ gst_cuda_delta_dec_set_format (GstVideoDecoder * decoder, GstVideoCodecState * s
     GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Unsupported format %s", format), (nullptr));
     return FALSE;
   }
-  const cudafx::Status status = cudafx::DeltaDecoder::create (desc, &st->decoder);
+  release_decoder (st);
+  st->desc = desc;
+  cudafx::Status status;
+  if (st->dev.cuda ()) {
+    GstCudaFxDevice::Scope scope (st->dev);
+    status = scope.status ();
+    std::unique_ptr < cudafx::DeltaDecoderCuda > d;
+    if (status.is_ok ())
+      status = cudafx::DeltaDecoderCuda::create (desc, st->dev.stream (), &d);
+    st->decoder = std::move (d);
+  } else {
+    std::unique_ptr < cudafx::DeltaDecoder > d;
+    status = cudafx::DeltaDecoder::create (desc, &d);
+    st->decoder = std::move (d);
+  }
   if (!status.is_ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("%s", status.message ().c_str ()), (nullptr));
     return FALSE;
@@ -97,6 +159,49 @@ drop (GstCudaDeltaDec * self, GstVideoCodecFrame * frame, const std::string & wh
   gst_video_decoder_request_sync_point (GST_VIDEO_DECODER (self), frame,
       static_cast < GstVideoDecoderRequestSyncPointFlags > (0));
   return gst_video_decoder_drop_frame (GST_VIDEO_DECODER (self), frame);
+}
+
+static cudafx::Status
+output_cpu (GstCudaDeltaDec * self, GstVideoCodecFrame * frame)
+{
+  GstCudaDeltaDecState *st = self->state;
+  GstVideoFrame out;
+  if (!gst_video_frame_map (&out, &st->output->info, frame->output_buffer, GST_MAP_WRITE))
+    return cudafx::Status::invalid ("cannot map the output frame");
+  const cudafx::ImageView & rec = st->decoder->reconstruction ();
+  const cudafx::DeltaLayout & layout = st->decoder->layout ();
+  for (int i = 0; i < layout.n_planes; i++) {
+    const cudafx::DeltaPlaneLayout & p = layout.planes[i];
+    for (int y = 0; y < p.height; y++)
+      memcpy (static_cast < uint8_t * >(GST_VIDEO_FRAME_PLANE_DATA (&out, i)) +
+          static_cast < size_t > (y) * GST_VIDEO_FRAME_PLANE_STRIDE (&out, i),
+          rec.data[i] + static_cast < size_t > (y) * rec.pitch[i], p.row_bytes);
+  }
+  gst_video_frame_unmap (&out);
+  return cudafx::Status::ok ();
+}
+
+/* The device reconstruction into the output buffer (CUDA memory of our
+ * context in place, else host memory), synchronised before it goes out:
+ * libgstcuda's memory carries no stream. */
+static cudafx::Status
+output_cuda (GstCudaDeltaDec * self, GstVideoCodecFrame * frame)
+{
+  GstCudaDeltaDecState *st = self->state;
+  GstCudaFxDevice::Scope scope (st->dev);
+  CUDAFX_TRY (scope.status ());
+  GstVideoFrame out;
+  bool on_device = false;
+  if (!gst_cuda_fx_map_frame (st->dev, &out, &st->output->info, frame->output_buffer,
+          GST_MAP_WRITE, &on_device))
+    return cudafx::Status::invalid ("cannot map the output frame");
+  cudafx::Status s = cudafx::copy_image_async (gst_cuda_fx_view_of_frame (&out, st->desc),
+      st->decoder->reconstruction (), st->dev.stream ());
+  const cudafx::Status sync = st->dev.synchronize ();
+  if (s.is_ok ())
+    s = sync;
+  gst_video_frame_unmap (&out);
+  return s;
 }
 
 static GstFlowReturn
@@ -117,6 +222,11 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
   std::string error;
   const cudafx::DeltaDecodeResult r = st->decoder->decode (map.data, map.size, &error);
   gst_buffer_unmap (frame->input_buffer, &map);
+  if (r == cudafx::DeltaDecodeResult::Failed) {
+    gst_video_decoder_drop_frame (decoder, frame);
+    GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", error.c_str ()), (nullptr));
+    return GST_FLOW_ERROR;
+  }
   if (r != cudafx::DeltaDecodeResult::Frame)
     return drop (self, frame, error);
 
@@ -125,32 +235,182 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
     gst_video_decoder_drop_frame (decoder, frame);
     return ret;
   }
-  GstVideoFrame out;
-  if (!gst_video_frame_map (&out, &st->output->info, frame->output_buffer, GST_MAP_WRITE)) {
+  const cudafx::Status s = st->dev.cuda ()? output_cuda (self, frame) : output_cpu (self, frame);
+  if (!s.is_ok ()) {
     gst_video_decoder_drop_frame (decoder, frame);
-    GST_ELEMENT_ERROR (self, STREAM, DECODE, ("Cannot map the output frame"), (nullptr));
+    GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", s.message ().c_str ()), (nullptr));
     return GST_FLOW_ERROR;
   }
-  const cudafx::ImageView & rec = st->decoder->reconstruction ();
-  const cudafx::DeltaLayout & layout = st->decoder->layout ();
-  for (int i = 0; i < layout.n_planes; i++) {
-    const cudafx::DeltaPlaneLayout & p = layout.planes[i];
-    for (int y = 0; y < p.height; y++)
-      memcpy (static_cast < uint8_t * >(GST_VIDEO_FRAME_PLANE_DATA (&out, i)) +
-          static_cast < size_t > (y) * GST_VIDEO_FRAME_PLANE_STRIDE (&out, i),
-          rec.data[i] + static_cast < size_t > (y) * rec.pitch[i], p.row_bytes);
-  }
-  gst_video_frame_unmap (&out);
   if (st->decoder->last_info ().keyframe)
     GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
   return gst_video_decoder_finish_frame (decoder, frame);
 }
 
 static gboolean
+gst_cuda_delta_dec_start (GstVideoDecoder * decoder)
+{
+  GstCudaDeltaDec *self = GST_CUDA_DELTA_DEC (decoder);
+  GstCudaDeltaDecState *st = self->state;
+  GST_OBJECT_LOCK (self);
+  const GstCudaFxBackend backend = st->backend;
+  const gint device_id = st->device_id;
+  GST_OBJECT_UNLOCK (self);
+  return st->dev.start (GST_ELEMENT (self), backend, device_id);
+}
+
+/* CUDA memory out when the backend is CUDA, the format has it and
+ * downstream says it takes it (a caps structure with the feature, as
+ * cudadownload's; not merely ANY caps, as nvcodec's decoders decide);
+ * system memory otherwise. */
+static gboolean
+gst_cuda_delta_dec_negotiate (GstVideoDecoder * decoder)
+{
+  GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (decoder)->state;
+  GstVideoCodecState *out = gst_video_decoder_get_output_state (decoder);
+  if (!out)
+    return FALSE;
+  if (out->caps)
+    gst_caps_unref (out->caps);
+  out->caps = gst_video_info_to_caps (&out->info);
+  st->out_cuda = false;
+#if HAVE_GSTCUDA
+  if (st->dev.cuda () && GST_VIDEO_INFO_FORMAT (&out->info) != GST_VIDEO_FORMAT_GRAY8) {
+    GstCaps *cuda_caps = gst_caps_copy (out->caps);
+    gst_caps_set_features (cuda_caps, 0,
+        gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr));
+    GstCaps *peer = gst_pad_peer_query_caps (GST_VIDEO_DECODER_SRC_PAD (decoder), nullptr);
+    for (guint i = 0; peer && i < gst_caps_get_size (peer) && !st->out_cuda; i++) {
+      GstCapsFeatures *f = gst_caps_get_features (peer, i);
+      if (!f || gst_caps_features_is_any (f) ||
+          !gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY))
+        continue;
+      /* the fields alone (format, size), against ours in system memory */
+      GstCaps *fields = gst_caps_new_full (gst_structure_copy (gst_caps_get_structure (peer,
+                  i)), nullptr);
+      st->out_cuda = gst_caps_can_intersect (fields, out->caps);
+      gst_caps_unref (fields);
+    }
+    if (st->out_cuda)
+      gst_caps_replace (&out->caps, cuda_caps);
+    if (peer)
+      gst_caps_unref (peer);
+    gst_caps_unref (cuda_caps);
+  }
+#endif
+  gst_caps_replace (&out->allocation_caps, out->caps);
+  gst_video_codec_state_unref (out);
+  return GST_VIDEO_DECODER_CLASS (gst_cuda_delta_dec_parent_class)->negotiate (decoder);
+}
+
+/* Output buffers: a CUDA pool of our context for CUDA memory; pinned
+ * system memory on the CUDA backend (the download runs at full speed);
+ * downstream's or a plain pool otherwise. */
+static gboolean
+gst_cuda_delta_dec_decide_allocation (GstVideoDecoder * decoder, GstQuery * query)
+{
+  GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (decoder)->state;
+  GstCaps *caps = nullptr;
+  gst_query_parse_allocation (query, &caps, nullptr);
+  GstVideoInfo info;
+  if (!caps || !gst_video_info_from_caps (&info, caps))
+    return FALSE;
+  guint size = GST_VIDEO_INFO_SIZE (&info), min = 0, max = 0;
+  GstBufferPool *pool = nullptr;
+  if (st->dev.cuda () && gst_cuda_fx_caps_are_cuda (caps)) {
+    pool = st->dev.new_cuda_pool (caps, &size, min, max);
+  } else if (st->dev.cuda () && st->dev.pinned ()) {
+    pool = gst_cuda_fx_pinned_pool_new (st->dev.pinned (), caps, size, min, max);
+  } else {
+    return GST_VIDEO_DECODER_CLASS (gst_cuda_delta_dec_parent_class)->decide_allocation
+        (decoder, query);
+  }
+  if (!pool)
+    return FALSE;
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_set_nth_allocation_pool (query, 0, pool, size, min, max);
+  else
+    gst_query_add_allocation_pool (query, pool, size, min, max);
+  gst_object_unref (pool);
+  return TRUE;
+}
+
+static void
+gst_cuda_delta_dec_set_context (GstElement * element, GstContext * context)
+{
+  GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (element)->state;
+  GST_OBJECT_LOCK (element);
+  const gint device_id = st->device_id;
+  GST_OBJECT_UNLOCK (element);
+  st->dev.set_context (element, context, device_id);
+  GST_ELEMENT_CLASS (gst_cuda_delta_dec_parent_class)->set_context (element, context);
+}
+
+static gboolean
+gst_cuda_delta_dec_sink_query (GstVideoDecoder * decoder, GstQuery * query)
+{
+  if (GST_CUDA_DELTA_DEC (decoder)->state->dev.handle_context_query (GST_ELEMENT (decoder),
+          query))
+    return TRUE;
+  return GST_VIDEO_DECODER_CLASS (gst_cuda_delta_dec_parent_class)->sink_query (decoder,
+      query);
+}
+
+static gboolean
+gst_cuda_delta_dec_src_query (GstVideoDecoder * decoder, GstQuery * query)
+{
+  if (GST_CUDA_DELTA_DEC (decoder)->state->dev.handle_context_query (GST_ELEMENT (decoder),
+          query))
+    return TRUE;
+  return GST_VIDEO_DECODER_CLASS (gst_cuda_delta_dec_parent_class)->src_query (decoder,
+      query);
+}
+
+static void
+gst_cuda_delta_dec_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (object)->state;
+  GST_OBJECT_LOCK (object);
+  switch (prop_id) {
+    case PROP_BACKEND:
+      st->backend = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
+      break;
+    case PROP_CUDA_DEVICE_ID:
+      st->device_id = g_value_get_int (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (object);
+}
+
+static void
+gst_cuda_delta_dec_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (object)->state;
+  GST_OBJECT_LOCK (object);
+  switch (prop_id) {
+    case PROP_BACKEND:
+      g_value_set_enum (value, st->backend);
+      break;
+    case PROP_CUDA_DEVICE_ID:
+      g_value_set_int (value, st->device_id);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (object);
+}
+
+static gboolean
 gst_cuda_delta_dec_stop (GstVideoDecoder * decoder)
 {
   GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (decoder)->state;
-  st->decoder.reset ();
+  release_decoder (st);
+  st->dev.stop ();
   if (st->output)
     gst_video_codec_state_unref (st->output);
   st->output = nullptr;
@@ -174,6 +434,9 @@ gst_cuda_delta_dec_class_init (GstCudaDeltaDecClass * klass)
   GstVideoDecoderClass *dec_class = GST_VIDEO_DECODER_CLASS (klass);
 
   gobject_class->finalize = gst_cuda_delta_dec_finalize;
+  gobject_class->set_property = gst_cuda_delta_dec_set_property;
+  gobject_class->get_property = gst_cuda_delta_dec_get_property;
+  gst_cuda_fx_install_device_properties (gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Delta frame decoder",
@@ -181,7 +444,13 @@ gst_cuda_delta_dec_class_init (GstCudaDeltaDecClass * klass)
       "gst-cudafx developers");
   dec_class->set_format = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_set_format);
   dec_class->handle_frame = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_handle_frame);
+  dec_class->start = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_start);
   dec_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_stop);
+  dec_class->negotiate = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_negotiate);
+  dec_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_decide_allocation);
+  dec_class->sink_query = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_sink_query);
+  dec_class->src_query = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_src_query);
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_set_context);
   GST_DEBUG_CATEGORY_INIT (gst_cuda_delta_dec_debug, "cudadeltadec", 0,
       "Delta frame decoder");
 }

@@ -334,6 +334,139 @@ TEST(DeltaEncoderMemory, CudaBackendWithoutDeviceFailsWithClearError) {
   EXPECT_EQ(text.rfind("backend=cuda but no usable CUDA device: ", 0), 0u) << text;
 }
 
+// ---- the decoder's backends ----
+
+namespace {
+
+// The delta stream of `clip` (CPU encoder, a keyframe every 5), with packet
+// 7 truncated.
+std::vector<std::vector<uint8_t>> stream_of(const std::vector<HostImage>& clip, int threshold) {
+  std::unique_ptr<DeltaEncoder> enc;
+  EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
+  std::vector<std::vector<uint8_t>> packets(clip.size());
+  for (size_t n = 0; n < clip.size(); n++) {
+    DeltaEncodeSettings s;
+    s.threshold = threshold;
+    s.force_keyframe = n % 5 == 0;
+    EXPECT_TRUE(enc->encode(clip[n].view(), s, &packets[n]).is_ok());
+  }
+  packets[7].resize(packets[7].size() / 2);
+  return packets;
+}
+
+std::string stream_caps(const ImageDesc& d) {
+  return std::string("video/x-cudafx-delta,version=1,format=") + format_info(d.format).name +
+         ",width=" + std::to_string(d.width) + ",height=" + std::to_string(d.height) +
+         ",framerate=30/1";
+}
+
+// The frames `pipeline` (starting with cudadeltadec) outputs for `packets`,
+// in system memory; null images for packets that gave none.
+std::vector<HostImage> decode_stream(const std::string& pipeline, const ImageDesc& desc,
+                                     const std::vector<std::vector<uint8_t>>& packets,
+                                     std::string* memory_type = nullptr) {
+  std::vector<HostImage> frames;
+  GstHarness* h = gst_harness_new_parse(pipeline.c_str());
+  gst_harness_set_caps_str(h, stream_caps(desc).c_str(), caps_string(desc).c_str());
+  for (size_t n = 0; n < packets.size(); n++) {
+    GstBuffer* b = gst_buffer_new_memdup(packets[n].data(), packets[n].size());
+    GST_BUFFER_PTS(b) = n * GST_SECOND / 30;
+    EXPECT_EQ(gst_harness_push(h, b), GST_FLOW_OK) << pipeline << " packet " << n;
+    HostImage img;
+    if (GstBuffer* out = gst_harness_try_pull(h)) {
+      EXPECT_TRUE(image_from_buffer(out, desc, &img));
+      if (memory_type)
+        *memory_type = gst_buffer_peek_memory(out, 0)->allocator->mem_type;
+      gst_buffer_unref(out);
+    }
+    frames.push_back(std::move(img));
+  }
+  gst_harness_teardown(h);
+  return frames;
+}
+
+void expect_same_frames(const std::vector<HostImage>& a, const std::vector<HostImage>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  int frames = 0;
+  for (size_t n = 0; n < a.size(); n++) {
+    const bool fa = a[n].desc().width > 0, fb = b[n].desc().width > 0;
+    ASSERT_EQ(fa, fb) << "packet " << n;
+    if (!fa)
+      continue;
+    frames++;
+    EXPECT_TRUE(bytes_equal(a[n].view(), b[n].view())) << "packet " << n;
+  }
+  EXPECT_EQ(frames, 9);  // 12 packets: 7 truncated, 8 and 9 wait for 10
+}
+
+}  // namespace
+
+class DeltaDecoderBackends : public ::testing::TestWithParam<std::tuple<PixelFormat, int>> {};
+
+// Both backends output the same frames and drop the same ones.
+TEST_P(DeltaDecoderBackends, CudaDecodesToTheSameFramesAsCpu) {
+  SKIP_WITHOUT_GPU();
+  const auto [format, threshold] = GetParam();
+  const ImageDesc desc{format, 161, 93};
+  const auto packets = stream_of(make_clip(desc, 12, 23), threshold);
+  const auto cpu = decode_stream("cudadeltadec backend=cpu", desc, packets);
+  std::string type;
+  const auto cuda = decode_stream("cudadeltadec backend=cuda", desc, packets, &type);
+  expect_same_frames(cpu, cuda);
+  // Allocated by the decoder: pinned, so the download runs at full speed.
+  EXPECT_EQ(type, "CudaFxPinnedMemory");
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, DeltaDecoderBackends,
+                         ::testing::Combine(::testing::Values(PixelFormat::RGBA, PixelFormat::BGR,
+                                                              PixelFormat::GRAY8, PixelFormat::I420,
+                                                              PixelFormat::NV12),
+                                            ::testing::Values(0, 6)),
+                         [](const auto& info) {
+                           return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+// With CUDA memory downstream (cudadownload), frames leave the decoder in
+// CUDA memory and are the same.
+TEST(DeltaDecoderMemory, CudaMemoryOutGivesTheSameFrames) {
+  SKIP_WITHOUT_GPU();
+  if (!have_element("cudadownload"))
+    GTEST_SKIP() << "nvcodec's cudadownload is not available";
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::RGBA}) {
+    const ImageDesc desc{f, 333, 211};
+    const auto packets = stream_of(make_clip(desc, 12, 24), 3);
+    const auto cpu = decode_stream("cudadeltadec backend=cpu", desc, packets);
+    GstHarness* probe = gst_harness_new_parse("cudadeltadec name=d backend=cuda ! cudadownload");
+    gst_harness_set_caps_str(probe, stream_caps(desc).c_str(), caps_string(desc).c_str());
+    GstBuffer* b = gst_buffer_new_memdup(packets[0].data(), packets[0].size());
+    ASSERT_EQ(gst_harness_push(probe, b), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(probe));
+    GstElement* dec = gst_bin_get_by_name(GST_BIN(probe->element), "d");
+    GstPad* src = gst_element_get_static_pad(dec, "src");
+    GstCaps* caps = gst_pad_get_current_caps(src);
+    ASSERT_NE(caps, nullptr);
+    EXPECT_TRUE(gst_caps_features_contains(gst_caps_get_features(caps, 0), "memory:CUDAMemory"))
+        << gst_caps_to_string(caps);
+    gst_caps_unref(caps);
+    gst_object_unref(src);
+    gst_object_unref(dec);
+    gst_harness_teardown(probe);
+    expect_same_frames(cpu, decode_stream("cudadeltadec backend=cuda ! cudadownload", desc,
+                                          packets));
+  }
+}
+
+TEST(DeltaDecoderMemory, CudaBackendWithoutDeviceFailsWithClearError) {
+  std::string why;
+  if (gpu_available(&why))
+    GTEST_SKIP() << "a CUDA device is present";
+  const std::string text = start_error(
+      "videotestsrc num-buffers=2 ! video/x-raw,format=I420 ! cudadeltaenc backend=cpu ! "
+      "cudadeltadec backend=cuda ! fakesink");
+  EXPECT_EQ(text.rfind("backend=cuda but no usable CUDA device: ", 0), 0u) << text;
+}
+
 // ---- over RTP/UDP on 127.0.0.1 ----
 
 namespace {
