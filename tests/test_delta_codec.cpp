@@ -123,6 +123,29 @@ TEST(DeltaCodec, ResidualsFollowThePerByteRuleForEveryPair) {
   }
 }
 
+// Payloads of several MB are compressed by parallel zstd jobs: still one
+// frame the decoder takes, the same bytes on every run.
+TEST(DeltaCodec, LargePayloadsCompressInParallelJobsAndRoundTrip) {
+  const ImageDesc desc{PixelFormat::RGBA, 1280, 960};  // 4.9 MB a frame
+  std::vector<HostImage> clip;
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    clip.emplace_back(desc);
+    clip.back().fill_random(seed);  // noise: changes everywhere, incompressible
+  }
+  const Coded a = encode_clip(clip, 0, 0), b = encode_clip(clip, 0, 0);
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+  for (size_t n = 0; n < clip.size(); n++) {
+    EXPECT_GT(a.stats[n].raw_bytes, size_t(4) << 20);
+    EXPECT_TRUE(a.packets[n] == b.packets[n]) << "frame " << n;
+    std::string why;
+    ASSERT_EQ(dec->decode(a.packets[n].data(), a.packets[n].size(), &why),
+              DeltaDecodeResult::Frame)
+        << why;
+    EXPECT_TRUE(testing_support::bytes_equal(dec->reconstruction(), clip[n].view()));
+  }
+}
+
 TEST(DeltaCodec, UnchangedFramesCostOnlyTheBitmap) {
   const ImageDesc desc{PixelFormat::NV12, 640, 480};
   HostImage f(desc);

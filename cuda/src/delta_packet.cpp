@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cudafx/delta.hpp"
+#include "cudafx/parallel.hpp"
 
 namespace cudafx {
 namespace {
@@ -40,6 +41,9 @@ uint32_t crc(const uint8_t* p, size_t n) {
   }
   return static_cast<uint32_t>(c);
 }
+
+constexpr size_t kZstdJobBytes = size_t(2) << 20;
+constexpr int kZstdMaxWorkers = 16;
 
 // One zstd context a thread, made once: no allocation per frame.
 struct ZstdContexts {
@@ -85,9 +89,20 @@ Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info
   size_t payload = raw_size;
   if (info.compression == DeltaCompression::Zstd) {
     packet->resize(kDeltaHeaderSize + ZSTD_compressBound(raw_size));
-    const size_t n = ZSTD_compressCCtx(zstd().c.get(), packet->data() + kDeltaHeaderSize,
-                                       packet->size() - kDeltaHeaderSize, raw, raw_size,
-                                       zstd_level);
+    ZSTD_CCtx* c = zstd().c.get();
+    ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, zstd_level);
+    // Large payloads (a 4K frame with change everywhere is 33 MB) in
+    // parallel jobs of kZstdJobBytes: still one zstd frame, and for given
+    // parameters the same bytes whatever the number of workers. Where
+    // libzstd lacks threads, setting workers fails and it runs on one.
+    if (raw_size >= 2 * kZstdJobBytes) {
+      const int workers = std::min(cpu_worker_count(), kZstdMaxWorkers);
+      if (!ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, workers)))
+        ZSTD_CCtx_setParameter(c, ZSTD_c_jobSize, static_cast<int>(kZstdJobBytes));
+    }
+    const size_t n = ZSTD_compress2(c, packet->data() + kDeltaHeaderSize,
+                                    packet->size() - kDeltaHeaderSize, raw, raw_size);
     if (ZSTD_isError(n))
       return Status::error(StatusCode::Internal,
                            std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
