@@ -36,16 +36,25 @@ namespace {
 uint64_t checksum_rows(const DeltaPlaneLayout& p, const uint8_t* data, size_t pitch, int y0,
                        int y1, uint64_t base) {
   const size_t words = (static_cast<size_t>(p.row_bytes) + 7) / 8;
+  const size_t full = static_cast<size_t>(p.row_bytes) / 8;  // words with 8 bytes
+  auto term = [](uint64_t v, uint64_t pos) {
+    const uint64_t m = (v ^ (pos * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+    return m ^ (m >> 31);
+  };
   uint64_t sum = 0, pos = base + static_cast<uint64_t>(y0) * words;
   for (int y = y0; y < y1; y++) {
     const uint8_t* row = data + static_cast<size_t>(y) * pitch;
-    for (size_t w = 0; w < words; w++, pos++) {
-      uint64_t v = 0;
-      const size_t n = std::min<size_t>(8, p.row_bytes - w * 8);
-      std::memcpy(&v, row + w * 8, n);  // little-endian machines only (x86-64, arm64)
-      uint64_t m = (v ^ (pos * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
-      sum += m ^ (m >> 31);
+    for (size_t w = 0; w < full; w++) {
+      uint64_t v;
+      std::memcpy(&v, row + w * 8, 8);  // little-endian machines only (x86-64, arm64)
+      sum += term(v, pos + w);
     }
+    if (full < words) {  // the row's last bytes, zero-extended
+      uint64_t v = 0;
+      std::memcpy(&v, row + full * 8, p.row_bytes - full * 8);
+      sum += term(v, pos + full);
+    }
+    pos += words;
   }
   return sum;
 }
