@@ -32,6 +32,21 @@ using namespace testing_support;
 
 namespace {
 
+// The formats the element tests run through, each at two thresholds, and
+// the test names they get.
+auto formats_and_thresholds(int t0, int t1) {
+  return ::testing::Combine(::testing::Values(PixelFormat::RGBA, PixelFormat::BGR,
+                                              PixelFormat::GRAY8, PixelFormat::I420,
+                                              PixelFormat::NV12),
+                            ::testing::Values(t0, t1));
+}
+
+std::string format_and_threshold(
+    const ::testing::TestParamInfo<std::tuple<PixelFormat, int>>& info) {
+  return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
+         std::to_string(std::get<1>(info.param));
+}
+
 GstBuffer* timed_buffer(const HostImage& img, int n, int fps = 30) {
   GstBuffer* b = buffer_from_image(img, 2);
   GST_BUFFER_PTS(b) = n * GST_SECOND / fps;
@@ -65,15 +80,8 @@ TEST_P(DeltaElementsRoundTrip, EveryFrameWithinThreshold) {
   gst_harness_teardown(h);
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, DeltaElementsRoundTrip,
-                         ::testing::Combine(::testing::Values(PixelFormat::RGBA, PixelFormat::BGR,
-                                                              PixelFormat::GRAY8, PixelFormat::I420,
-                                                              PixelFormat::NV12),
-                                            ::testing::Values(0, 10)),
-                         [](const auto& info) {
-                           return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
-                                  std::to_string(std::get<1>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Formats, DeltaElementsRoundTrip, formats_and_thresholds(0, 10),
+                         format_and_threshold);
 
 TEST(DeltaElements, ForceKeyUnitGivesAKeyframe) {
   const ImageDesc desc{PixelFormat::I420, 64, 48};
@@ -249,15 +257,8 @@ TEST_P(DeltaEncoderBackends, CudaGivesTheSameBytesAsCpu) {
                                    << cuda[n].size() << " bytes";
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, DeltaEncoderBackends,
-                         ::testing::Combine(::testing::Values(PixelFormat::RGBA, PixelFormat::BGR,
-                                                              PixelFormat::GRAY8, PixelFormat::I420,
-                                                              PixelFormat::NV12),
-                                            ::testing::Values(0, 6)),
-                         [](const auto& info) {
-                           return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
-                                  std::to_string(std::get<1>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Formats, DeltaEncoderBackends, formats_and_thresholds(0, 6),
+                         format_and_threshold);
 
 // Frames already in CUDA memory (from nvcodec's cudaupload, sharing the
 // context) are encoded in place, to the same bytes.
@@ -418,15 +419,8 @@ TEST_P(DeltaDecoderBackends, CudaDecodesToTheSameFramesAsCpu) {
   EXPECT_EQ(type, "CudaFxPinnedMemory");
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, DeltaDecoderBackends,
-                         ::testing::Combine(::testing::Values(PixelFormat::RGBA, PixelFormat::BGR,
-                                                              PixelFormat::GRAY8, PixelFormat::I420,
-                                                              PixelFormat::NV12),
-                                            ::testing::Values(0, 6)),
-                         [](const auto& info) {
-                           return std::string(format_info(std::get<0>(info.param)).name) + "_T" +
-                                  std::to_string(std::get<1>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Formats, DeltaDecoderBackends, formats_and_thresholds(0, 6),
+                         format_and_threshold);
 
 // With CUDA memory downstream (cudadownload), frames leave the decoder in
 // CUDA memory and are the same.
