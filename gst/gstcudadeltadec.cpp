@@ -50,15 +50,10 @@ enum
   PROP_CUDA_DEVICE_ID,
 };
 
-#define DEFAULT_BACKEND GST_CUDA_FX_DEFAULT_BACKEND
-#define DEFAULT_CUDA_DEVICE_ID GST_CUDA_FX_DEFAULT_DEVICE_ID
 
 struct GstCudaDeltaDecState
 {
   /* properties, under the object lock */
-  GstCudaFxBackend backend = DEFAULT_BACKEND;
-  gint device_id = DEFAULT_CUDA_DEVICE_ID;
-
   /* from start to stop */
   GstCudaFxDevice dev;
 
@@ -251,11 +246,7 @@ gst_cuda_delta_dec_start (GstVideoDecoder * decoder)
 {
   GstCudaDeltaDec *self = GST_CUDA_DELTA_DEC (decoder);
   GstCudaDeltaDecState *st = self->state;
-  GST_OBJECT_LOCK (self);
-  const GstCudaFxBackend backend = st->backend;
-  const gint device_id = st->device_id;
-  GST_OBJECT_UNLOCK (self);
-  return st->dev.start (GST_ELEMENT (self), backend, device_id);
+  return st->dev.start (GST_ELEMENT (self));
 }
 
 /* CUDA memory out when the backend is CUDA, the format has it and
@@ -338,10 +329,7 @@ static void
 gst_cuda_delta_dec_set_context (GstElement * element, GstContext * context)
 {
   GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (element)->state;
-  GST_OBJECT_LOCK (element);
-  const gint device_id = st->device_id;
-  GST_OBJECT_UNLOCK (element);
-  st->dev.set_context (element, context, device_id);
+  st->dev.set_context (element, context);
   GST_ELEMENT_CLASS (gst_cuda_delta_dec_parent_class)->set_context (element, context);
 }
 
@@ -373,10 +361,10 @@ gst_cuda_delta_dec_set_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (object);
   switch (prop_id) {
     case PROP_BACKEND:
-      st->backend = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
+      st->dev.backend_setting = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
       break;
     case PROP_CUDA_DEVICE_ID:
-      st->device_id = g_value_get_int (value);
+      st->dev.device_id_setting = g_value_get_int (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -393,10 +381,10 @@ gst_cuda_delta_dec_get_property (GObject * object, guint prop_id, GValue * value
   GST_OBJECT_LOCK (object);
   switch (prop_id) {
     case PROP_BACKEND:
-      g_value_set_enum (value, st->backend);
+      g_value_set_enum (value, st->dev.backend_setting);
       break;
     case PROP_CUDA_DEVICE_ID:
-      g_value_set_int (value, st->device_id);
+      g_value_set_int (value, st->dev.device_id_setting);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -64,8 +64,6 @@ enum
 #define DEFAULT_COMPRESSION GST_CUDA_DELTA_COMPRESSION_ZSTD
 #define DEFAULT_ZSTD_LEVEL 3
 #define DEFAULT_POST_STATS TRUE
-#define DEFAULT_BACKEND GST_CUDA_FX_DEFAULT_BACKEND
-#define DEFAULT_CUDA_DEVICE_ID GST_CUDA_FX_DEFAULT_DEVICE_ID
 
 struct GstCudaDeltaEncState
 {
@@ -75,9 +73,6 @@ struct GstCudaDeltaEncState
   GstCudaDeltaCompression compression = DEFAULT_COMPRESSION;
   gint zstd_level = DEFAULT_ZSTD_LEVEL;
   gboolean post_stats = DEFAULT_POST_STATS;
-  GstCudaFxBackend backend = DEFAULT_BACKEND;
-  gint device_id = DEFAULT_CUDA_DEVICE_ID;
-
   /* from start to stop */
   GstCudaFxDevice dev;
 
@@ -325,11 +320,7 @@ gst_cuda_delta_enc_start (GstVideoEncoder * encoder)
 {
   GstCudaDeltaEnc *self = GST_CUDA_DELTA_ENC (encoder);
   GstCudaDeltaEncState *st = self->state;
-  GST_OBJECT_LOCK (self);
-  const GstCudaFxBackend backend = st->backend;
-  const gint device_id = st->device_id;
-  GST_OBJECT_UNLOCK (self);
-  return st->dev.start (GST_ELEMENT (self), backend, device_id);
+  return st->dev.start (GST_ELEMENT (self));
 }
 
 /* Upstream's caps, less CUDA memory once the CPU backend is chosen. */
@@ -354,10 +345,7 @@ static void
 gst_cuda_delta_enc_set_context (GstElement * element, GstContext * context)
 {
   GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (element)->state;
-  GST_OBJECT_LOCK (element);
-  const gint device_id = st->device_id;
-  GST_OBJECT_UNLOCK (element);
-  st->dev.set_context (element, context, device_id);
+  st->dev.set_context (element, context);
   GST_ELEMENT_CLASS (gst_cuda_delta_enc_parent_class)->set_context (element, context);
 }
 
@@ -419,10 +407,10 @@ gst_cuda_delta_enc_set_property (GObject * object, guint prop_id,
       st->post_stats = g_value_get_boolean (value);
       break;
     case PROP_BACKEND:
-      st->backend = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
+      st->dev.backend_setting = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
       break;
     case PROP_CUDA_DEVICE_ID:
-      st->device_id = g_value_get_int (value);
+      st->dev.device_id_setting = g_value_get_int (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -454,10 +442,10 @@ gst_cuda_delta_enc_get_property (GObject * object, guint prop_id, GValue * value
       g_value_set_boolean (value, st->post_stats);
       break;
     case PROP_BACKEND:
-      g_value_set_enum (value, st->backend);
+      g_value_set_enum (value, st->dev.backend_setting);
       break;
     case PROP_CUDA_DEVICE_ID:
-      g_value_set_int (value, st->device_id);
+      g_value_set_int (value, st->dev.device_id_setting);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

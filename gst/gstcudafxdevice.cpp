@@ -67,9 +67,13 @@ GstCudaFxDevice::~GstCudaFxDevice ()
 }
 
 gboolean
-GstCudaFxDevice::start (GstElement * element, GstCudaFxBackend wanted, gint device_id)
+GstCudaFxDevice::start (GstElement * element)
 {
   ensure_debug_category ();
+  GST_OBJECT_LOCK (element);
+  const GstCudaFxBackend wanted = backend_setting;
+  const gint device_id = device_id_setting;
+  GST_OBJECT_UNLOCK (element);
   backend_ = cudafx::Backend::Cpu;
   started_ = true;
   if (wanted == GST_CUDA_FX_BACKEND_CPU) {
@@ -121,16 +125,18 @@ GstCudaFxDevice::stop ()
 }
 
 void
-GstCudaFxDevice::set_context (GstElement * element, GstContext * context, gint device_id)
+GstCudaFxDevice::set_context (GstElement * element, GstContext * context)
 {
 #if HAVE_GSTCUDA
+  GST_OBJECT_LOCK (element);
+  const gint device_id = device_id_setting;
+  GST_OBJECT_UNLOCK (element);
   GstCudaContext *ctx = context_ ? GST_CUDA_CONTEXT (context_) : nullptr;
   gst_cuda_handle_set_context (element, context, device_id, &ctx);
   context_ = ctx ? GST_OBJECT (ctx) : nullptr;
 #else
   (void) element;
   (void) context;
-  (void) device_id;
 #endif
 }
 

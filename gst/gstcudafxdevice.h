@@ -47,9 +47,14 @@ public:
   GstCudaFxDevice (const GstCudaFxDevice &) = delete;
   GstCudaFxDevice & operator= (const GstCudaFxDevice &) = delete;
 
-  /* Applies the backend rule. FALSE (with an element error posted) only for
-   * backend=cuda without a usable device. */
-  gboolean start (GstElement * element, GstCudaFxBackend wanted, gint device_id);
+  /* The element's `backend` and `cuda-device-id` properties, read and
+   * written under the element's object lock. */
+  GstCudaFxBackend backend_setting = GST_CUDA_FX_DEFAULT_BACKEND;
+  gint device_id_setting = GST_CUDA_FX_DEFAULT_DEVICE_ID;
+
+  /* Applies the backend rule to the settings. FALSE (with an element error
+   * posted) only for backend=cuda without a usable device. */
+  gboolean start (GstElement * element);
   /* Releases the stream, allocator and context. Resources the element made
    * in the context (its op, staging buffers) must be released before, in a
    * Scope. */
@@ -65,7 +70,7 @@ public:
   GstAllocator *pinned () const { return pinned_; }
 
   /* The element's set_context and context query, for its context. */
-  void set_context (GstElement * element, GstContext * context, gint device_id);
+  void set_context (GstElement * element, GstContext * context);
   gboolean handle_context_query (GstElement * element, GstQuery * query);
 
   /* Memory the CUDA backend can use in place: CUDA memory of our context. */

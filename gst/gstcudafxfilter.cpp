@@ -13,15 +13,11 @@ enum
   PROP_CUDA_DEVICE_ID,
 };
 
-#define DEFAULT_BACKEND GST_CUDA_FX_DEFAULT_BACKEND
-#define DEFAULT_CUDA_DEVICE_ID GST_CUDA_FX_DEFAULT_DEVICE_ID
 
 /* C++ state lives behind a pointer: GObject instance memory is raw. */
 struct GstCudaFxFilterState
 {
   /* properties, under the object lock */
-  GstCudaFxBackend backend_setting = DEFAULT_BACKEND;
-  gint device_id_setting = DEFAULT_CUDA_DEVICE_ID;
 
   /* from start to stop */
   GstCudaFxDevice dev;
@@ -148,10 +144,7 @@ static void
 gst_cuda_fx_filter_set_context (GstElement * element, GstContext * context)
 {
   GstCudaFxFilterState *st = get_state (GST_CUDA_FX_FILTER (element));
-  GST_OBJECT_LOCK (element);
-  const gint device_id = st->device_id_setting;
-  GST_OBJECT_UNLOCK (element);
-  st->dev.set_context (element, context, device_id);
+  st->dev.set_context (element, context);
   GST_ELEMENT_CLASS (gst_cuda_fx_filter_parent_class)->set_context (element, context);
 }
 
@@ -191,11 +184,7 @@ gst_cuda_fx_filter_start (GstBaseTransform * trans)
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   GstCudaFxFilterState *st = get_state (self);
-  GST_OBJECT_LOCK (self);
-  const GstCudaFxBackend wanted = st->backend_setting;
-  const gint device_id = st->device_id_setting;
-  GST_OBJECT_UNLOCK (self);
-  return st->dev.start (GST_ELEMENT (self), wanted, device_id);
+  return st->dev.start (GST_ELEMENT (self));
 }
 
 static gboolean
@@ -452,10 +441,10 @@ gst_cuda_fx_filter_set_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (object);
   switch (prop_id) {
     case PROP_BACKEND:
-      st->backend_setting = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
+      st->dev.backend_setting = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
       break;
     case PROP_CUDA_DEVICE_ID:
-      st->device_id_setting = g_value_get_int (value);
+      st->dev.device_id_setting = g_value_get_int (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -472,10 +461,10 @@ gst_cuda_fx_filter_get_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (object);
   switch (prop_id) {
     case PROP_BACKEND:
-      g_value_set_enum (value, st->backend_setting);
+      g_value_set_enum (value, st->dev.backend_setting);
       break;
     case PROP_CUDA_DEVICE_ID:
-      g_value_set_int (value, st->device_id_setting);
+      g_value_set_int (value, st->dev.device_id_setting);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
