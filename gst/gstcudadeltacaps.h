@@ -13,5 +13,5 @@
 #define GST_CUDA_DELTA_CUDA_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, I420, NV12 }"
 
 #define GST_CUDA_DELTA_CAPS \
-  GST_CUDA_DELTA_MEDIA_TYPE ", version = (int) 1, format = (string) " GST_CUDA_DELTA_FORMATS \
+  GST_CUDA_DELTA_MEDIA_TYPE ", version = (int) 2, format = (string) " GST_CUDA_DELTA_FORMATS \
   ", width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], framerate = " GST_VIDEO_FPS_RANGE

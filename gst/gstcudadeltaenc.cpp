@@ -5,7 +5,9 @@
  * Encodes video as a closed-loop thresholded frame delta: a keyframe, then
  * per frame only the bytes that changed by more than #GstCudaDeltaEnc:threshold
  * since what the decoder last reconstructed, grouped in 64-byte x 16-row
- * tiles and compressed with zstd. The encoder keeps the decoder's
+ * tiles and entropy-coded (#GstCudaDeltaEnc:compression: by default rANS with
+ * context models that adapt from keyframe to keyframe; zstd, or none). The
+ * encoder keeps the decoder's
  * reconstruction as its reference, so every decoded byte stays within the
  * threshold of its source on every frame; threshold 0 is lossless. Streams
  * over RTP with rtpgstpay; cudadeltadec decodes. The format is documented in
@@ -61,7 +63,7 @@ enum
 
 #define DEFAULT_THRESHOLD 4
 #define DEFAULT_KEY_INT_MAX 0
-#define DEFAULT_COMPRESSION GST_CUDA_DELTA_COMPRESSION_ZSTD
+#define DEFAULT_COMPRESSION GST_CUDA_DELTA_COMPRESSION_RANS
 #define DEFAULT_ZSTD_LEVEL 3
 #define DEFAULT_POST_STATS TRUE
 
@@ -107,6 +109,8 @@ gst_cuda_delta_compression_get_type (void)
   static const GEnumValue values[] = {
     {GST_CUDA_DELTA_COMPRESSION_NONE, "No entropy stage", "none"},
     {GST_CUDA_DELTA_COMPRESSION_ZSTD, "zstd", "zstd"},
+    {GST_CUDA_DELTA_COMPRESSION_RANS,
+        "Context-modelled rANS for delta frames (zstd for keyframes)", "rans"},
     {0, nullptr, nullptr},
   };
   if (g_once_init_enter (&type)) {
@@ -173,7 +177,7 @@ gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * s
   st->since_key = 0;
 
   GstCaps *caps = gst_caps_new_simple (GST_CUDA_DELTA_MEDIA_TYPE,
-      "version", G_TYPE_INT, 1,
+      "version", G_TYPE_INT, cudafx::kDeltaVersion,
       "format", G_TYPE_STRING, gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&state->info)),
       "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH (&state->info),
       "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT (&state->info),
@@ -282,8 +286,17 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   GST_OBJECT_LOCK (self);
   cudafx::DeltaEncodeSettings settings;
   settings.threshold = static_cast < int >(st->threshold);
-  settings.compression = st->compression == GST_CUDA_DELTA_COMPRESSION_ZSTD ?
-      cudafx::DeltaCompression::Zstd : cudafx::DeltaCompression::None;
+  switch (st->compression) {
+    case GST_CUDA_DELTA_COMPRESSION_NONE:
+      settings.compression = cudafx::DeltaCompression::None;
+      break;
+    case GST_CUDA_DELTA_COMPRESSION_ZSTD:
+      settings.compression = cudafx::DeltaCompression::Zstd;
+      break;
+    case GST_CUDA_DELTA_COMPRESSION_RANS:
+      settings.compression = cudafx::DeltaCompression::Rans;
+      break;
+  }
   settings.zstd_level = st->zstd_level;
   const guint key_int_max = st->key_int_max;
   const gboolean want_stats = st->post_stats;
@@ -491,7 +504,8 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
           gst_cuda_delta_compression_get_type (), DEFAULT_COMPRESSION, playing));
   g_object_class_install_property (gobject_class, PROP_ZSTD_LEVEL,
       g_param_spec_int ("zstd-level", "zstd level",
-          "zstd compression level (higher: smaller and slower)", 1, 19,
+          "zstd compression level (higher: smaller and slower), also for the "
+          "keyframes of compression=rans", 1, 19,
           DEFAULT_ZSTD_LEVEL, playing));
   g_object_class_install_property (gobject_class, PROP_POST_STATS,
       g_param_spec_boolean ("post-stats", "Post statistics",

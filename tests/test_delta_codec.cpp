@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <zlib.h>
 #include <tuple>
 
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_entropy.hpp"
 #include "cudafx/delta_math.hpp"
 #include "support/clip.hpp"
 #include "support/gpu.hpp"
@@ -26,7 +28,7 @@ struct Coded {
 };
 
 Coded encode_clip(const std::vector<HostImage>& clip, int threshold, int key_every,
-                  DeltaCompression comp = DeltaCompression::Zstd) {
+                  DeltaCompression comp = DeltaCompression::Rans) {
   std::unique_ptr<DeltaEncoder> enc;
   EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
   Coded c;
@@ -58,7 +60,8 @@ TEST_P(DeltaRoundTrip, ErrorWithinThresholdEveryFrame) {
   for (const auto& size : {std::pair<int, int>{173, 97}, {64, 16}, {1, 1}, {130, 33}}) {
     const ImageDesc desc{format, size.first, size.second};
     const auto clip = make_clip(desc, 12, 17 + threshold);
-    for (DeltaCompression comp : {DeltaCompression::Zstd, DeltaCompression::None}) {
+    for (DeltaCompression comp :
+         {DeltaCompression::Rans, DeltaCompression::Zstd, DeltaCompression::None}) {
       const Coded coded = encode_clip(clip, threshold, 0, comp);
       std::unique_ptr<DeltaDecoder> dec;
       ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
@@ -189,7 +192,10 @@ TEST(DeltaCodec, UnchangedFramesCostOnlyTheBitmap) {
   EXPECT_FALSE(st.keyframe);
   EXPECT_EQ(st.changed_bytes, 0u);
   EXPECT_EQ(st.raw_bytes, enc->layout().bitmap_bytes);
-  EXPECT_LT(pkt.size(), 100u);
+  // Header, bitmaps, and per slice its size and a rANS stream of no symbols
+  // (the bare 4-byte state).
+  EXPECT_EQ(pkt.size(), kDeltaHeaderSize + enc->layout().bitmap_bytes +
+                            8u * DeltaEntropyCoder::slice_count(enc->layout()));
 }
 
 TEST(DeltaCodec, KeyframeOnDemandResynchronises) {
@@ -261,8 +267,8 @@ TEST(DeltaCodec, DamagedPacketsAreRejectedWithReasons) {
   q[0] = 'X';
   EXPECT_EQ(decode_first_then(q), "delta packet: bad magic");
   q = p;
-  q[4] = 2;
-  EXPECT_EQ(decode_first_then(q), "delta packet: unsupported version 2");
+  q[4] = 3;
+  EXPECT_EQ(decode_first_then(q), "delta packet: unsupported version 3");
   q = p;
   q[10] ^= 1;
   EXPECT_EQ(decode_first_then(q), "delta packet: header checksum mismatch");
@@ -333,23 +339,135 @@ TEST(DeltaCodec, RealFootageStaysWithinThreshold) {
                                    PixelFormat::I420, 40, &clip, &err))
     GTEST_SKIP() << err << " (needs gstreamer1.0-libav for avdec_msmpeg4)";
   for (int threshold : {0, 10}) {
-    const Coded coded = encode_clip(clip, threshold, 0);
+    size_t bytes[2] = {0, 0};
+    for (DeltaCompression comp : {DeltaCompression::Rans, DeltaCompression::Zstd}) {
+      const Coded coded = encode_clip(clip, threshold, 0, comp);
+      std::unique_ptr<DeltaDecoder> dec;
+      ASSERT_TRUE(DeltaDecoder::create(clip[0].desc(), &dec).is_ok());
+      for (size_t n = 0; n < clip.size(); n++) {
+        ASSERT_EQ(dec->decode(coded.packets[n].data(), coded.packets[n].size(), &err),
+                  DeltaDecodeResult::Frame)
+            << err;
+        EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[n].view()),
+                  threshold);
+        bytes[comp == DeltaCompression::Zstd] += coded.packets[n].size();
+      }
+    }
+    const double raw = static_cast<double>(clip[0].view().plane(0).width) *
+                       clip[0].view().plane(0).height * 1.5 * clip.size();
+    // Information for the reader; the benchmark measures the whole clip.
+    std::printf("vtest.avi, %zu frames, T=%d: rans %.1fx, zstd %.1fx smaller than raw I420\n",
+                clip.size(), threshold, raw / bytes[0], raw / bytes[1]);
+    EXPECT_GT(raw / bytes[0], threshold == 0 ? 2.0 : 5.0);
+    // The context models must earn their keep on real footage.
+    EXPECT_LT(bytes[0], bytes[1]);
+  }
+}
+
+// -- the rans entropy stage --
+
+// Frames large enough to be cut into several slices, each with its own
+// models and stream, at both kinds of thresholds and with keyframes between.
+TEST(DeltaRans, LargeFramesRoundTripInSlices) {
+  const ImageDesc desc{PixelFormat::RGBA, 1000, 300};
+  std::unique_ptr<DeltaEncoder> enc;
+  ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
+  ASSERT_GT(DeltaEntropyCoder::slice_count(enc->layout()), 2);
+  const auto clip = make_clip(desc, 7, 5);
+  for (int threshold : {0, 7}) {
+    const Coded coded = encode_clip(clip, threshold, 4);
     std::unique_ptr<DeltaDecoder> dec;
-    ASSERT_TRUE(DeltaDecoder::create(clip[0].desc(), &dec).is_ok());
-    size_t bytes = 0;
+    ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
     for (size_t n = 0; n < clip.size(); n++) {
+      std::string err;
       ASSERT_EQ(dec->decode(coded.packets[n].data(), coded.packets[n].size(), &err),
                 DeltaDecodeResult::Frame)
-          << err;
+          << "frame " << n << ": " << err;
       EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[n].view()), threshold);
-      bytes += coded.packets[n].size();
+      EXPECT_EQ(dec->last_info().compression,
+                n % 4 == 0 ? DeltaCompression::Zstd : DeltaCompression::Rans);
     }
-    const double raw = static_cast<double>(dec->layout().frame_bytes) * clip.size();
-    // Information for the reader; the benchmark measures the whole clip.
-    std::printf("vtest.avi, %zu frames, T=%d: %.1fx smaller than raw I420\n", clip.size(),
-                threshold, raw / bytes);
-    EXPECT_GT(raw / bytes, threshold == 0 ? 2.0 : 5.0);
   }
+}
+
+// The encoder may change its entropy stage (and threshold) on any frame: the
+// models learn only from rans frames, on both sides alike.
+TEST(DeltaRans, CompressionMayChangeEveryFrame) {
+  const ImageDesc desc{PixelFormat::NV12, 130, 66};
+  const auto clip = make_clip(desc, 12, 8);
+  std::unique_ptr<DeltaEncoder> enc;
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
+  ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+  const DeltaCompression order[] = {DeltaCompression::Rans, DeltaCompression::Zstd,
+                                    DeltaCompression::Rans, DeltaCompression::None};
+  for (size_t n = 0; n < clip.size(); n++) {
+    DeltaEncodeSettings s;
+    s.compression = order[n % 4];
+    s.threshold = static_cast<int>(n % 3) * 2;
+    std::vector<uint8_t> pkt;
+    ASSERT_TRUE(enc->encode(clip[n].view(), s, &pkt).is_ok());
+    std::string err;
+    ASSERT_EQ(dec->decode(pkt.data(), pkt.size(), &err), DeltaDecodeResult::Frame)
+        << "frame " << n << ": " << err;
+    EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[n].view()), s.threshold);
+  }
+}
+
+namespace {
+// Re-seals a packet after damage so that it passes both CRCs and reaches the
+// rans decoder (docs/delta-format.md: payload CRC at 28, header CRC at 44).
+void reseal(std::vector<uint8_t>* p) {
+  auto put32 = [&](size_t at, uint32_t v) {
+    for (int i = 0; i < 4; i++) (*p)[at + i] = static_cast<uint8_t>(v >> (8 * i));
+  };
+  put32(24, static_cast<uint32_t>(p->size() - kDeltaHeaderSize));
+  put32(28, static_cast<uint32_t>(
+                crc32(0, p->data() + kDeltaHeaderSize, static_cast<uInt>(p->size() - kDeltaHeaderSize))));
+  put32(44, static_cast<uint32_t>(crc32(0, p->data(), 44)));
+}
+}  // namespace
+
+// Damage that the CRCs do not catch (a sender's bug, a collision): every
+// byte of a rans payload flipped in turn, and the payload cut short. The
+// decoder rejects it (rans layer or reconstruction checksum), never
+// returning a frame that differs from the source.
+TEST(DeltaRans, DamageBehindValidCrcsIsCaught) {
+  const ImageDesc desc{PixelFormat::I420, 96, 64};
+  const auto clip = make_clip(desc, 3, 12);
+  const Coded coded = encode_clip(clip, 0, 0);
+  ASSERT_EQ(coded.packets[1][5] >> 1 & 3, static_cast<int>(DeltaCompression::Rans));
+  auto verdict = [&](std::vector<uint8_t> damaged, std::string* err) {
+    reseal(&damaged);
+    std::unique_ptr<DeltaDecoder> dec;
+    EXPECT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+    EXPECT_EQ(dec->decode(coded.packets[0].data(), coded.packets[0].size(), err),
+              DeltaDecodeResult::Frame);
+    const DeltaDecodeResult r = dec->decode(damaged.data(), damaged.size(), err);
+    if (r == DeltaDecodeResult::Frame) {  // only if the damage changed nothing decoded
+      EXPECT_TRUE(testing_support::bytes_equal(dec->reconstruction(), clip[1].view()));
+    }
+    return r;
+  };
+  const std::vector<uint8_t>& p = coded.packets[1];
+  int caught = 0;
+  for (size_t i = kDeltaHeaderSize; i < p.size(); i++) {
+    std::vector<uint8_t> q = p;
+    q[i] ^= 0x21;
+    std::string err;
+    if (verdict(q, &err) == DeltaDecodeResult::Corrupt) {
+      caught++;
+      EXPECT_TRUE(err.rfind("delta packet: rans payload: ", 0) == 0 ||
+                  err.rfind("delta packet: tile", 0) == 0 ||
+                  err == "reconstruction checksum mismatch: decoder out of sync")
+          << err;
+    }
+  }
+  EXPECT_GT(caught, static_cast<int>(p.size() - kDeltaHeaderSize) * 9 / 10);
+  std::vector<uint8_t> cut(p.begin(), p.end() - 1);
+  std::string err;
+  EXPECT_EQ(verdict(cut, &err), DeltaDecodeResult::Corrupt);
+  EXPECT_EQ(err, "delta packet: rans payload: slice 0 runs past the payload");
 }
 
 // The CUDA encoder gives the same packets as the CPU encoder, byte for byte.

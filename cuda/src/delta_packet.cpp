@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_entropy.hpp"
 #include "cudafx/parallel.hpp"
 
 namespace cudafx {
@@ -82,12 +83,24 @@ bool delta_tiles_size(const DeltaLayout& l, const uint8_t* bitmaps, size_t* out)
 
 Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info,
                           const uint8_t* raw, size_t raw_size, int zstd_level,
-                          std::vector<uint8_t>* packet) {
+                          DeltaEntropyCoder* entropy, std::vector<uint8_t>* packet) {
   if (raw_size > layout.max_raw_bytes() || raw_size > 0xffffffffu)
     return Status::invalid("delta packet: payload larger than the stream allows");
+  DeltaCompression comp = info.compression;
+  if (comp == DeltaCompression::Rans && !entropy)
+    return Status::invalid("delta packet: rans needs the stream's entropy coder");
+  if (info.keyframe) {
+    if (entropy)
+      entropy->reset();
+    if (comp == DeltaCompression::Rans)  // its models are for residuals
+      comp = DeltaCompression::Zstd;
+  }
   packet->resize(kDeltaHeaderSize);
   size_t payload = raw_size;
-  if (info.compression == DeltaCompression::Zstd) {
+  if (comp == DeltaCompression::Rans) {
+    CUDAFX_TRY(entropy->encode(raw, raw_size, info.threshold, packet));
+    payload = packet->size() - kDeltaHeaderSize;
+  } else if (comp == DeltaCompression::Zstd) {
     packet->resize(kDeltaHeaderSize + ZSTD_compressBound(raw_size));
     ZSTD_CCtx* c = zstd().c.get();
     ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
@@ -115,7 +128,7 @@ Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info
   std::memcpy(h, kMagic, 4);
   h[4] = kDeltaVersion;
   h[5] = static_cast<uint8_t>((info.keyframe ? kFlagKey : 0) |
-                              (static_cast<uint8_t>(info.compression) << kCompressionShift));
+                              (static_cast<uint8_t>(comp) << kCompressionShift));
   h[6] = static_cast<uint8_t>(layout.desc.format);
   h[7] = info.threshold;
   put32(h + 8, layout.desc.width);
@@ -131,8 +144,8 @@ Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info
   return Status::ok();
 }
 
-Status read_delta_packet(const DeltaLayout& layout, const uint8_t* data, size_t size,
-                         DeltaPacketInfo* info, std::vector<uint8_t>* raw) {
+Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t size,
+                         DeltaPacketInfo* info) {
   auto bad = [](const std::string& why) { return Status::invalid("delta packet: " + why); };
   if (!data || size < kDeltaHeaderSize)
     return bad("truncated header (" + std::to_string(size) + " bytes)");
@@ -146,7 +159,7 @@ Status read_delta_packet(const DeltaLayout& layout, const uint8_t* data, size_t 
   if (h[5] & ~kKnownFlags)
     return bad("unknown flags");
   const uint8_t comp = (h[5] & kCompressionMask) >> kCompressionShift;
-  if (comp > static_cast<uint8_t>(DeltaCompression::Zstd))
+  if (comp > static_cast<uint8_t>(DeltaCompression::Rans))
     return bad("unknown compression " + std::to_string(comp));
   if (h[6] != static_cast<uint8_t>(layout.desc.format) ||
       get32(h + 8) != static_cast<uint32_t>(layout.desc.width) ||
@@ -162,12 +175,33 @@ Status read_delta_packet(const DeltaLayout& layout, const uint8_t* data, size_t 
   if (key ? raw_size != layout.frame_bytes
           : (raw_size < layout.bitmap_bytes || raw_size > layout.max_raw_bytes()))
     return bad("raw size " + std::to_string(raw_size) + " impossible for these caps");
-  const uint8_t* p = data + kDeltaHeaderSize;
-  if (get32(h + 28) != crc(p, payload))
+  if (comp == static_cast<uint8_t>(DeltaCompression::Rans) && key)
+    return bad("a keyframe cannot be rans-coded");
+  if (get32(h + 28) != crc(data + kDeltaHeaderSize, payload))
     return bad("payload checksum mismatch");
+  info->keyframe = key;
+  info->compression = static_cast<DeltaCompression>(comp);
+  info->threshold = h[7];
+  info->counter = get32(h + 16);
+  info->recon_checksum = get64(h + 32);
+  info->raw_size = static_cast<uint32_t>(raw_size);
+  return Status::ok();
+}
 
+Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t size,
+                          const DeltaPacketInfo& info, DeltaEntropyCoder* entropy,
+                          std::vector<uint8_t>* raw) {
+  auto bad = [](const std::string& why) { return Status::invalid("delta packet: " + why); };
+  const uint8_t* p = data + kDeltaHeaderSize;
+  const size_t payload = size - kDeltaHeaderSize, raw_size = info.raw_size;
   raw->resize(raw_size);
-  if (comp == static_cast<uint8_t>(DeltaCompression::Zstd)) {
+  if (info.compression == DeltaCompression::Rans) {
+    if (!entropy)
+      return bad("rans payload but no entropy coder for the stream");
+    const Status s = entropy->decode(p, payload, info.threshold, raw->data(), raw_size);
+    if (!s.is_ok())
+      return bad(s.message());
+  } else if (info.compression == DeltaCompression::Zstd) {
     if (ZSTD_findFrameCompressedSize(p, payload) != payload)
       return bad("zstd payload is not exactly one frame");
     const unsigned long long content = ZSTD_getFrameContentSize(p, payload);
@@ -181,18 +215,15 @@ Status read_delta_packet(const DeltaLayout& layout, const uint8_t* data, size_t 
       return bad("uncompressed payload size differs from the raw size");
     std::memcpy(raw->data(), p, raw_size);
   }
-  if (!key) {
+  if (!info.keyframe) {
     size_t tiles = 0;
     if (!delta_tiles_size(layout, raw->data(), &tiles))
       return bad("tile bitmap has bits beyond the last tile");
     if (layout.bitmap_bytes + tiles != raw_size)
       return bad("tile bytes do not match the tile bitmap");
+  } else if (entropy) {
+    entropy->reset();
   }
-  info->keyframe = key;
-  info->compression = static_cast<DeltaCompression>(comp);
-  info->threshold = h[7];
-  info->counter = get32(h + 16);
-  info->recon_checksum = get64(h + 32);
   return Status::ok();
 }
 

@@ -1,6 +1,7 @@
 // Stream state of the delta codec: the encoder's reference and counter, the
 // decoder's synchronisation state machine.
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_entropy.hpp"
 
 namespace cudafx {
 
@@ -15,14 +16,16 @@ Status make_reference(const ImageDesc& desc, std::vector<uint8_t>* storage, Imag
 Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings& s, bool key,
                            uint32_t counter, uint64_t recon_checksum,
                            const std::vector<uint8_t>& raw, size_t changed,
-                           std::vector<uint8_t>* packet, DeltaEncodeStats* stats) {
+                           DeltaEntropyCoder* entropy, std::vector<uint8_t>* packet,
+                           DeltaEncodeStats* stats) {
   DeltaPacketInfo info;
   info.keyframe = key;
   info.compression = s.compression;
   info.counter = counter;
   info.threshold = static_cast<uint8_t>(s.threshold);
   info.recon_checksum = recon_checksum;
-  CUDAFX_TRY(write_delta_packet(layout, info, raw.data(), raw.size(), s.zstd_level, packet));
+  CUDAFX_TRY(write_delta_packet(layout, info, raw.data(), raw.size(), s.zstd_level, entropy,
+                                packet));
   if (stats) {
     stats->keyframe = key;
     stats->changed_bytes = key ? layout.frame_bytes : changed;
@@ -37,9 +40,12 @@ Status DeltaEncoder::create(const ImageDesc& desc, std::unique_ptr<DeltaEncoder>
   CUDAFX_TRY(make_delta_layout(desc, &e->layout_));
   CUDAFX_TRY(make_reference(desc, &e->ref_storage_, &e->ref_));
   e->raw_.reserve(e->layout_.max_raw_bytes());
+  CUDAFX_TRY(DeltaEntropyCoder::create(e->layout_, &e->entropy_));
   *out = std::move(e);
   return Status::ok();
 }
+
+DeltaEncoder::~DeltaEncoder() = default;
 
 Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
                             std::vector<uint8_t>* packet, DeltaEncodeStats* stats) {
@@ -50,7 +56,7 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
   size_t changed = 0;
   delta_encode_cpu(layout_, cur, ref_, s.threshold, key, &scratch_, &raw_, &changed);
   CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_, delta_checksum(layout_, ref_), raw_,
-                                 changed, packet, stats));
+                                 changed, entropy_.get(), packet, stats));
   have_ref_ = true;
   counter_++;
   return Status::ok();
@@ -59,18 +65,22 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
 Status DeltaDecoderBase::init(const ImageDesc& desc) {
   CUDAFX_TRY(make_delta_layout(desc, &layout_));
   raw_.reserve(layout_.max_raw_bytes());
-  return Status::ok();
+  return DeltaEntropyCoder::create(layout_, &entropy_);
 }
+
+DeltaDecoderBase::~DeltaDecoderBase() = default;
 
 DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std::string* error) {
   DeltaPacketInfo info;
-  const Status s = read_delta_packet(layout_, data, size, &info, &raw_);
+  const Status s = read_delta_header(layout_, data, size, &info);
   if (!s.is_ok()) {
     synced_ = false;
     if (error)
       *error = s.message();
     return DeltaDecodeResult::Corrupt;
   }
+  // Sequence first: a delta frame that does not follow the last applied
+  // one is not even decompressed (the rans models hold the stream's past).
   if (!info.keyframe) {
     if (!synced_) {
       if (error)
@@ -84,6 +94,13 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
                  std::to_string(info.counter);
       return DeltaDecodeResult::NeedKeyframe;
     }
+  }
+  const Status p = read_delta_payload(layout_, data, size, info, entropy_.get(), &raw_);
+  if (!p.is_ok()) {
+    synced_ = false;
+    if (error)
+      *error = p.message();
+    return DeltaDecodeResult::Corrupt;
   }
   uint64_t checksum = 0;
   const Status r = reconstruct(info.keyframe, &checksum);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_entropy.hpp"
 
 namespace cudafx {
 
@@ -26,9 +27,12 @@ Status DeltaEncoderCuda::create(const ImageDesc& desc, std::unique_ptr<DeltaEnco
   CUDAFX_TRY(e->sum_host_.allocate(sizeof(uint64_t)));
   e->ref_ = packed_view(desc, e->ref_mem_.bytes(), 256);
   e->raw_.reserve(e->layout_.max_raw_bytes());
+  CUDAFX_TRY(DeltaEntropyCoder::create(e->layout_, &e->entropy_));
   *out = std::move(e);
   return Status::ok();
 }
+
+DeltaEncoderCuda::~DeltaEncoderCuda() = default;
 
 Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings& s,
                                 StreamHandle stream, std::vector<uint8_t>* packet,
@@ -62,7 +66,7 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
   }
   CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_,
                                  *static_cast<const uint64_t*>(sum_host_.get()), raw_, changed,
-                                 packet, stats));
+                                 entropy_.get(), packet, stats));
   have_ref_ = true;
   counter_++;
   return Status::ok();
@@ -96,7 +100,7 @@ Status DeltaDecoderCuda::create(const ImageDesc& desc, StreamHandle stream,
 }
 
 // The payload goes up as it is; for a delta frame, so does where each set
-// tile's residuals start in it (read_delta_packet has checked that the
+// tile's residuals start in it (read_delta_payload has checked that the
 // payload is exactly the bitmaps plus the set tiles).
 Status DeltaDecoderCuda::reconstruct(bool keyframe, uint64_t* checksum) {
   std::memcpy(raw_host_.get(), raw_.data(), raw_.size());

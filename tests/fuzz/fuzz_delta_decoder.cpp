@@ -1,13 +1,20 @@
-// libFuzzer target: the delta decoder's parser and state machine. The input
-// is a sequence of packets, each prefixed by a 2-byte little-endian length,
-// fed to decoders of a few caps; a reconstruction that the decoder reports
-// as a frame must match the checksum its packet carried.
+// libFuzzer target: the delta decoder's parser, entropy decoders and state
+// machine. The input is a sequence of packets, each prefixed by a 2-byte
+// little-endian word: the packet's length in its low 15 bits and, in the
+// top bit, "reseal": the packet's size field and both CRCs are recomputed
+// before decoding, so that mutations reach the payload decoders (zstd,
+// rans) instead of stopping at the CRC. Packets go to decoders of a few
+// caps; a reconstruction that the decoder reports as a frame must match
+// the checksum its packet carried.
 //
 // Built and run by scripts/fuzz.sh (clang, -fsanitize=fuzzer,address,undefined).
+#include <zlib.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cudafx/delta.hpp"
 
@@ -21,11 +28,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!DeltaDecoder::create(desc, &dec).is_ok())
       abort();
     size_t pos = 0;
+    std::vector<uint8_t> sealed;
     while (pos + 2 <= size) {
-      const size_t n = std::min<size_t>(data[pos] | (data[pos + 1] << 8), size - pos - 2);
+      const bool reseal = data[pos + 1] & 0x80;
+      const size_t n = std::min<size_t>(data[pos] | ((data[pos + 1] & 0x7f) << 8), size - pos - 2);
       pos += 2;
+      const uint8_t* packet = data + pos;
+      if (reseal && n >= kDeltaHeaderSize) {
+        sealed.assign(packet, packet + n);
+        auto put32 = [&](size_t at, uint32_t v) {
+          for (int i = 0; i < 4; i++) sealed[at + i] = static_cast<uint8_t>(v >> (8 * i));
+        };
+        put32(24, static_cast<uint32_t>(n - kDeltaHeaderSize));
+        put32(28, static_cast<uint32_t>(crc32(0, sealed.data() + kDeltaHeaderSize,
+                                              static_cast<uInt>(n - kDeltaHeaderSize))));
+        put32(44, static_cast<uint32_t>(crc32(0, sealed.data(), 44)));
+        packet = sealed.data();
+      }
       std::string err;
-      if (dec->decode(data + pos, n, &err) == DeltaDecodeResult::Frame &&
+      if (dec->decode(packet, n, &err) == DeltaDecodeResult::Frame &&
           delta_checksum(dec->layout(), dec->reconstruction()) != dec->last_info().recon_checksum)
         abort();
       pos += n;

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   int file = 0;
   for (const ImageDesc& desc : caps) {
-    for (DeltaCompression comp : {DeltaCompression::Zstd, DeltaCompression::None}) {
+    for (DeltaCompression comp :
+         {DeltaCompression::Rans, DeltaCompression::Zstd, DeltaCompression::None}) {
       std::unique_ptr<DeltaEncoder> enc;
       if (!DeltaEncoder::create(desc, &enc).is_ok())
         return 1;
@@ -36,8 +37,12 @@ int main(int argc, char** argv) {
         std::vector<uint8_t> pkt;
         if (!enc->encode(packed_view(desc, frame.data()), s, &pkt).is_ok())
           return 1;
+        if (pkt.size() >= 0x8000)
+          return 1;
+        // Rans streams ask the target to reseal their packets: mutations
+        // then reach the rans decoder instead of failing the CRC.
         seq.push_back(pkt.size() & 0xff);
-        seq.push_back((pkt.size() >> 8) & 0xff);
+        seq.push_back(((pkt.size() >> 8) & 0x7f) | (comp == DeltaCompression::Rans ? 0x80 : 0));
         seq.insert(seq.end(), pkt.begin(), pkt.end());
       }
       const std::string path = std::string(argv[1]) + "/seed" + std::to_string(file++);

@@ -25,7 +25,7 @@ namespace cudafx {
 
 constexpr int kDeltaTileW = 64;  // bytes
 constexpr int kDeltaTileH = 16;  // rows
-constexpr int kDeltaVersion = 1;
+constexpr int kDeltaVersion = 2;
 constexpr size_t kDeltaHeaderSize = 48;
 
 struct DeltaPlaneLayout {
@@ -72,13 +72,17 @@ void pack_delta_payload(const DeltaLayout& layout, const uint8_t* residual,
                         const uint8_t* changed, std::vector<uint8_t>* raw,
                         size_t* changed_bytes);
 
-// Applies a raw payload (already validated by read_delta_packet) to `ref`.
+// Applies a raw payload (already validated by read_delta_payload) to `ref`.
 void delta_apply_cpu(const DeltaLayout& layout, const uint8_t* raw, size_t size, bool keyframe,
                      const ImageView& ref);
 
 // -- packets --
 
-enum class DeltaCompression { None = 0, Zstd = 1 };
+// Rans: delta frames through DeltaEntropyCoder (stateful from keyframe to
+// keyframe), keyframes through zstd.
+enum class DeltaCompression { None = 0, Zstd = 1, Rans = 2 };
+
+class DeltaEntropyCoder;
 
 struct DeltaPacketInfo {
   bool keyframe = false;
@@ -86,17 +90,27 @@ struct DeltaPacketInfo {
   uint32_t counter = 0;     // frame number in the stream, +1 a frame
   uint8_t threshold = 0;
   uint64_t recon_checksum = 0;  // delta_checksum of the reconstruction
+  uint32_t raw_size = 0;        // read_delta_header: the payload before compression
 };
 
-// Header + (compressed) payload.
+// Header + (compressed) payload. `entropy` is the stream's coder, needed
+// for DeltaCompression::Rans (a keyframe resets it; a keyframe asked for
+// with Rans goes out with zstd, and info.compression says which was used).
 Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info,
                           const uint8_t* raw, size_t raw_size, int zstd_level,
-                          std::vector<uint8_t>* packet);
-// Validates every field against `layout` before use and returns the raw
-// payload in *raw (its size checked against the tile bitmap). Never reads
-// outside [data, data + size).
-Status read_delta_packet(const DeltaLayout& layout, const uint8_t* data, size_t size,
-                         DeltaPacketInfo* info, std::vector<uint8_t>* raw);
+                          DeltaEntropyCoder* entropy, std::vector<uint8_t>* packet);
+// Reading a packet, in two steps so that a decoder can decide between them
+// (a stateful entropy stage must not see a packet that does not follow the
+// last one). Neither reads outside [data, data + size).
+// 1. The header: every field checked against `layout`, and both CRCs.
+Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t size,
+                         DeltaPacketInfo* info);
+// 2. The raw payload of a packet whose header passed, in *raw, its size
+// checked against the tile bitmap. `entropy` as for write_delta_packet: a
+// keyframe resets it, a Rans delta frame advances it.
+Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t size,
+                          const DeltaPacketInfo& info, DeltaEntropyCoder* entropy,
+                          std::vector<uint8_t>* raw);
 
 // -- streams --
 
@@ -107,13 +121,14 @@ struct DeltaEncodeStats;
 Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings& settings,
                            bool keyframe, uint32_t counter, uint64_t recon_checksum,
                            const std::vector<uint8_t>& raw, size_t changed_bytes,
-                           std::vector<uint8_t>* packet, DeltaEncodeStats* stats);
+                           DeltaEntropyCoder* entropy, std::vector<uint8_t>* packet,
+                           DeltaEncodeStats* stats);
 
 struct DeltaEncodeSettings {
   int threshold = 0;  // 0..255
   bool force_keyframe = false;
-  DeltaCompression compression = DeltaCompression::Zstd;
-  int zstd_level = 3;
+  DeltaCompression compression = DeltaCompression::Rans;
+  int zstd_level = 3;  // zstd, and keyframes with rans
 };
 
 struct DeltaEncodeStats {
@@ -126,6 +141,7 @@ struct DeltaEncodeStats {
 class DeltaEncoder {
  public:
   static Status create(const ImageDesc& desc, std::unique_ptr<DeltaEncoder>* out);
+  ~DeltaEncoder();
   // Encodes one frame (host memory). The first frame is always a keyframe.
   Status encode(const ImageView& cur, const DeltaEncodeSettings& settings,
                 std::vector<uint8_t>* packet, DeltaEncodeStats* stats = nullptr);
@@ -137,6 +153,7 @@ class DeltaEncoder {
   std::vector<uint8_t> ref_storage_;
   ImageView ref_;
   std::vector<uint8_t> raw_;
+  std::unique_ptr<DeltaEntropyCoder> entropy_;
   DeltaScratch scratch_;
   uint32_t counter_ = 0;
   bool have_ref_ = false;
@@ -162,6 +179,7 @@ class DeltaEncoderCuda {
  public:
   // Runs in the CUDA context current at creation; allocates everything here.
   static Status create(const ImageDesc& desc, std::unique_ptr<DeltaEncoderCuda>* out);
+  ~DeltaEncoderCuda();
   // `cur` is in device memory. Queued on `stream`, synchronised once.
   Status encode(const ImageView& cur, const DeltaEncodeSettings& settings, StreamHandle stream,
                 std::vector<uint8_t>* packet, DeltaEncodeStats* stats = nullptr);
@@ -174,6 +192,7 @@ class DeltaEncoderCuda {
   PinnedBuffer residual_host_, changed_host_, sum_host_;
   ImageView ref_;
   std::vector<uint8_t> raw_;
+  std::unique_ptr<DeltaEntropyCoder> entropy_;
   uint32_t counter_ = 0;
   bool have_ref_ = false;
 };
@@ -190,7 +209,7 @@ enum class DeltaDecodeResult {
 // resynchronises on the next keyframe. A backend applies the payload.
 class DeltaDecoderBase {
  public:
-  virtual ~DeltaDecoderBase() = default;
+  virtual ~DeltaDecoderBase();
   // `error` receives the reason for anything but Frame.
   DeltaDecodeResult decode(const uint8_t* data, size_t size, std::string* error);
   // Marks the stream discontinuous (lost packets): the next delta frame is
@@ -210,6 +229,7 @@ class DeltaDecoderBase {
   DeltaLayout layout_;
   ImageView ref_;
   std::vector<uint8_t> raw_;
+  std::unique_ptr<DeltaEntropyCoder> entropy_;
 
  private:
   DeltaPacketInfo info_;

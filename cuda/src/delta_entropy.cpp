@@ -1,0 +1,344 @@
+// The "rans" entropy stage of delta frames (delta_entropy.hpp). The symbol
+// order and the contexts are specified in docs/delta-format.md; encoder and
+// decoder below walk the tiles identically.
+#include "cudafx/delta_entropy.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "adaptive_model.hpp"
+#include "cudafx/parallel.hpp"
+#include "rans.hpp"
+
+namespace cudafx {
+namespace {
+
+constexpr size_t kSliceBytes = size_t(256) << 10;  // frame bytes a slice covers, about
+constexpr int kMaxSlices = 16;
+constexpr int kGroupBytes = 8;               // a mask bit covers this many bytes of a row
+constexpr int kMaskContexts = 10;            // popcount of the row above, or the first row
+constexpr int kByteContexts = 5 * 5 * 3 * 3;  // left and above signed, upper corners by size
+constexpr uint32_t kEscapedValueFreq = kRansScale / 256;
+
+// Context classes of a residual byte for one threshold: its size against
+// the quantiser's step 2T+1 (0: zero, 1: one step or less, 2: more), and
+// the same with its sign (0..4, 2 for zero). Tabulated already weighted by
+// the place of each neighbour in the context number (byte_context).
+struct Classes {
+  uint8_t left[256], above[256], upper_left[256], upper_right[256];
+  int threshold = -1;
+  void set(int t) {
+    if (t == threshold)
+      return;
+    threshold = t;
+    const int step = 2 * t + 1;
+    for (int v = 0; v < 256; v++) {
+      const int s = static_cast<int8_t>(v);
+      const int m = s < 0 ? -s : s;
+      const int size = m == 0 ? 0 : m <= step ? 1 : 2;
+      const int signed_size = s < 0 ? 2 - size : 2 + size;
+      left[v] = static_cast<uint8_t>(signed_size * 45);
+      above[v] = static_cast<uint8_t>(signed_size * 9);
+      upper_left[v] = static_cast<uint8_t>(size * 3);
+      upper_right[v] = static_cast<uint8_t>(size);
+    }
+  }
+};
+
+// A set tile of the frame: where its bytes are in the raw payload.
+struct TileRef {
+  uint32_t offset;
+  uint16_t width, height;  // bytes, rows
+  uint8_t stride;          // bytes a pixel of its plane: the distance to the left neighbour
+};
+
+struct Slice {
+  AdaptiveModel masks{kMaskContexts}, bytes{kByteContexts};
+  std::vector<TileRef> tiles;
+  std::vector<uint32_t> symbols;  // encoder: (start | freq << 16) in coding order
+  std::vector<uint8_t> stream;    // encoder: output, written from its end
+  const uint8_t* coded = nullptr; // encoder: first byte of the stream in `stream`
+  size_t coded_size = 0;
+  std::string error;  // decoder
+};
+
+inline uint32_t row_mask(const uint8_t* row, int width) {
+  uint32_t mask = 0;
+  int g = 0;
+  for (; (g + 1) * kGroupBytes <= width; g++) {
+    uint64_t w;
+    std::memcpy(&w, row + g * kGroupBytes, 8);
+    mask |= static_cast<uint32_t>(w != 0) << g;
+  }
+  if (g * kGroupBytes < width) {
+    bool nz = false;
+    for (int x = g * kGroupBytes; x < width; x++) nz |= row[x] != 0;
+    mask |= static_cast<uint32_t>(nz) << g;
+  }
+  return mask;
+}
+
+inline int byte_context(const Classes& k, const uint8_t* row, const uint8_t* above, int x,
+                        int width, int stride) {
+  const uint8_t l = x >= stride ? row[x - stride] : 0;
+  uint8_t a = 0, ul = 0, ur = 0;
+  if (above) {
+    a = above[x];
+    ul = x >= stride ? above[x - stride] : 0;
+    ur = x + stride < width ? above[x + stride] : 0;
+  }
+  return k.left[l] + k.above[a] + k.upper_left[ul] + k.upper_right[ur];
+}
+
+inline int mask_context(int row, uint32_t mask_above) {
+  return row == 0 ? kMaskContexts - 1 : __builtin_popcount(mask_above);
+}
+
+// Encoder, first pass: the symbols in order (start | freq << 16), each
+// looked up and counted as the decoder will.
+inline uint32_t* put(AdaptiveModel& m, int c, int value, uint32_t* out) {
+  const uint32_t r = m.range(c, value);
+  if (r >> 16) {
+    *out++ = r;
+  } else {
+    *out++ = m.range(c, kAdaptiveEscape);
+    *out++ = static_cast<uint32_t>(value) * kEscapedValueFreq | kEscapedValueFreq << 16;
+  }
+  m.update(c, value);
+  return out;
+}
+
+void encode_slice(Slice* s, const uint8_t* raw, const Classes& k) {
+  // A symbol a row and a byte at most, each possibly escaped.
+  size_t most = 0;
+  for (const TileRef& t : s->tiles) most += size_t(t.height) * (t.width + 1);
+  if (s->symbols.size() < 2 * most)
+    s->symbols.resize(2 * most);
+  uint32_t* out = s->symbols.data();
+  for (const TileRef& t : s->tiles) {
+    const uint8_t* tile = raw + t.offset;
+    uint32_t above_mask = 0;
+    for (int y = 0; y < t.height; y++) {
+      const uint8_t* row = tile + size_t(y) * t.width;
+      const uint8_t* above = y ? row - t.width : nullptr;
+      const uint32_t mask = row_mask(row, t.width);
+      out = put(s->masks, mask_context(y, above_mask), static_cast<int>(mask), out);
+      for (uint32_t m = mask; m; m &= m - 1) {
+        const int g = __builtin_ctz(m);
+        const int end = std::min<int>(t.width, (g + 1) * kGroupBytes);
+        for (int x = g * kGroupBytes; x < end; x++)
+          out = put(s->bytes, byte_context(k, row, above, x, t.width, t.stride), row[x], out);
+      }
+      above_mask = mask;
+    }
+  }
+  // Second pass: rANS backwards. At most 2 bytes a symbol, 4 for the state.
+  const size_t n = static_cast<size_t>(out - s->symbols.data());
+  if (s->stream.size() < n * 2 + 4)
+    s->stream.resize(n * 2 + 4);
+  RansWriter w(s->stream.data() + s->stream.size());
+  for (size_t i = n; i-- > 0;)
+    w.put(s->symbols[i] & 0xffff, s->symbols[i] >> 16);
+  s->coded = w.finish();
+  s->coded_size = static_cast<size_t>(s->stream.data() + s->stream.size() - s->coded);
+}
+
+inline int take(AdaptiveModel& m, int c, RansReader* r) {
+  uint32_t start, freq;
+  int value = m.find(c, r->slot(), &start, &freq);
+  r->take(start, freq);
+  if (value == kAdaptiveEscape) {
+    value = static_cast<int>(r->slot() / kEscapedValueFreq);
+    r->take(static_cast<uint32_t>(value) * kEscapedValueFreq, kEscapedValueFreq);
+  }
+  m.update(c, value);
+  return value;
+}
+
+bool decode_slice(Slice* s, const uint8_t* data, size_t size, uint8_t* raw, const Classes& k) {
+  RansReader r(data, data + size);
+  for (const TileRef& t : s->tiles) {
+    uint8_t* tile = raw + t.offset;
+    const int groups = (t.width + kGroupBytes - 1) / kGroupBytes;
+    uint32_t above_mask = 0;
+    for (int y = 0; y < t.height; y++) {
+      uint8_t* row = tile + size_t(y) * t.width;
+      const uint8_t* above = y ? row - t.width : nullptr;
+      const uint32_t mask =
+          static_cast<uint32_t>(take(s->masks, mask_context(y, above_mask), &r));
+      if (mask >> groups) {
+        s->error = "row mask has bits beyond the tile";
+        return false;
+      }
+      std::memset(row, 0, t.width);
+      for (uint32_t m = mask; m; m &= m - 1) {
+        const int g = __builtin_ctz(m);
+        const int end = std::min<int>(t.width, (g + 1) * kGroupBytes);
+        for (int x = g * kGroupBytes; x < end; x++)
+          row[x] = static_cast<uint8_t>(
+              take(s->bytes, byte_context(k, row, above, x, t.width, t.stride), &r));
+      }
+      above_mask = mask;
+    }
+  }
+  if (!r.finished_cleanly()) {
+    s->error = "rANS stream damaged";
+    return false;
+  }
+  return true;
+}
+
+void put32(uint8_t* p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (v >> (8 * i)) & 0xff; }
+uint32_t get32(const uint8_t* p) {
+  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+
+}  // namespace
+
+struct DeltaEntropyCoder::Impl {
+  DeltaLayout layout;
+  std::vector<size_t> slice_end;  // global tile index where each slice ends
+  std::vector<std::unique_ptr<Slice>> slices;
+  Classes classes;
+
+  // Distributes the set tiles of `bitmaps` to the slices with their places
+  // in the raw payload; false when they do not add up to `raw_size`.
+  bool plan(const uint8_t* bitmaps, size_t raw_size) {
+    for (auto& s : slices) s->tiles.clear();
+    size_t offset = layout.bitmap_bytes, global = 0, bitmap_base = 0;
+    size_t slice = 0;
+    for (int p = 0; p < layout.n_planes; p++) {
+      const DeltaPlaneLayout& pl = layout.planes[p];
+      const int stride = format_info(layout.desc.format).planes[p].channels;
+      const size_t n = static_cast<size_t>(pl.tiles_x) * pl.tiles_y;
+      for (size_t i = 0; i < n; i++, global++) {
+        while (global >= slice_end[slice]) slice++;
+        if (!(bitmaps[bitmap_base + i / 8] & (1u << (i % 8))))
+          continue;
+        const int tx = static_cast<int>(i % pl.tiles_x), ty = static_cast<int>(i / pl.tiles_x);
+        TileRef t;
+        t.offset = static_cast<uint32_t>(offset);
+        t.width = static_cast<uint16_t>(std::min(kDeltaTileW, pl.row_bytes - tx * kDeltaTileW));
+        t.height = static_cast<uint16_t>(std::min(kDeltaTileH, pl.height - ty * kDeltaTileH));
+        t.stride = static_cast<uint8_t>(stride);
+        offset += size_t(t.width) * t.height;
+        if (offset > raw_size)
+          return false;
+        slices[slice]->tiles.push_back(t);
+      }
+      bitmap_base += pl.bitmap_bytes();
+    }
+    return offset == raw_size;
+  }
+};
+
+DeltaEntropyCoder::~DeltaEntropyCoder() = default;
+
+int DeltaEntropyCoder::slice_count(const DeltaLayout& layout) {
+  size_t tiles = 0;
+  for (int p = 0; p < layout.n_planes; p++)
+    tiles += static_cast<size_t>(layout.planes[p].tiles_x) * layout.planes[p].tiles_y;
+  const size_t by_size = (layout.frame_bytes + kSliceBytes - 1) / kSliceBytes;
+  return static_cast<int>(std::max<size_t>(1, std::min({by_size, tiles, size_t(kMaxSlices)})));
+}
+
+Status DeltaEntropyCoder::create(const DeltaLayout& layout,
+                                 std::unique_ptr<DeltaEntropyCoder>* out) {
+  if (layout.frame_bytes > 0xffffffffu)
+    return Status::invalid("delta entropy coder: frame too large");
+  std::unique_ptr<DeltaEntropyCoder> c(new DeltaEntropyCoder());
+  c->impl_.reset(new Impl());
+  Impl& m = *c->impl_;
+  m.layout = layout;
+  size_t tiles = 0;
+  for (int p = 0; p < layout.n_planes; p++)
+    tiles += static_cast<size_t>(layout.planes[p].tiles_x) * layout.planes[p].tiles_y;
+  const int n = slice_count(layout);
+  for (int s = 0; s < n; s++) {
+    m.slice_end.push_back(tiles * (s + 1) / n);
+    m.slices.emplace_back(new Slice());
+  }
+  *out = std::move(c);
+  return Status::ok();
+}
+
+void DeltaEntropyCoder::reset() {
+  for (auto& s : impl_->slices) {
+    s->masks.reset();
+    s->bytes.reset();
+  }
+}
+
+Status DeltaEntropyCoder::encode(const uint8_t* raw, size_t raw_size, int threshold,
+                                 std::vector<uint8_t>* out) {
+  Impl& m = *impl_;
+  if (raw_size < m.layout.bitmap_bytes || !m.plan(raw, raw_size))
+    return Status::invalid("delta entropy coder: payload does not match its tile bitmaps");
+  m.classes.set(threshold);
+  const int n = static_cast<int>(m.slices.size());
+  const Classes& k = m.classes;
+  if (n == 1)
+    encode_slice(m.slices[0].get(), raw, k);
+  else
+    parallel_for(n, [&](int i, int) { encode_slice(m.slices[i].get(), raw, k); });
+  const size_t at = out->size();
+  size_t total = m.layout.bitmap_bytes + 4 * size_t(n);
+  for (auto& s : m.slices) total += s->coded_size;
+  out->resize(at + total);
+  uint8_t* p = out->data() + at;
+  std::memcpy(p, raw, m.layout.bitmap_bytes);
+  p += m.layout.bitmap_bytes;
+  for (auto& s : m.slices) {
+    if (s->coded_size > 0xffffffffu)
+      return Status::invalid("delta entropy coder: slice too large");
+    put32(p, static_cast<uint32_t>(s->coded_size));
+    p += 4;
+  }
+  for (auto& s : m.slices) {
+    std::memcpy(p, s->coded, s->coded_size);
+    p += s->coded_size;
+  }
+  return Status::ok();
+}
+
+Status DeltaEntropyCoder::decode(const uint8_t* data, size_t size, int threshold, uint8_t* raw,
+                                 size_t raw_size) {
+  Impl& m = *impl_;
+  auto bad = [](const std::string& why) { return Status::invalid("rans payload: " + why); };
+  const int n = static_cast<int>(m.slices.size());
+  const size_t head = m.layout.bitmap_bytes + 4 * size_t(n);
+  if (size < head)
+    return bad("shorter than its bitmaps and slice sizes");
+  if (raw_size < m.layout.bitmap_bytes)
+    return bad("raw size smaller than the bitmaps");
+  std::memcpy(raw, data, m.layout.bitmap_bytes);
+  if (!m.plan(raw, raw_size))
+    return bad("tile bytes do not match the tile bitmap");
+  std::vector<const uint8_t*> begin(n);
+  std::vector<size_t> length(n);
+  size_t pos = head;
+  for (int i = 0; i < n; i++) {
+    length[i] = get32(data + m.layout.bitmap_bytes + 4 * size_t(i));
+    if (length[i] > size - pos)
+      return bad("slice " + std::to_string(i) + " runs past the payload");
+    begin[i] = data + pos;
+    pos += length[i];
+  }
+  if (pos != size)
+    return bad("slice sizes do not add up to the payload");
+  m.classes.set(threshold);
+  const Classes& k = m.classes;
+  std::vector<char> ok(n, 0);
+  auto run = [&](int i) { ok[i] = decode_slice(m.slices[i].get(), begin[i], length[i], raw, k); };
+  if (n == 1)
+    run(0);
+  else
+    parallel_for(n, [&](int i, int) { run(i); });
+  for (int i = 0; i < n; i++)
+    if (!ok[i])
+      return bad("slice " + std::to_string(i) + ": " + m.slices[i]->error);
+  return Status::ok();
+}
+
+}  // namespace cudafx
