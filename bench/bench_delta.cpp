@@ -1,6 +1,6 @@
 // Delta codec benchmark: the CUDA kernels alone (residuals, reference
 // update, tile flags, checksum; CUDA events), the CUDA encoder end to end
-// (kernels, copies back, packing, zstd), the CPU encoder, the cudadeltaenc
+// (kernels, copies back, packing, entropy stage), the CPU encoder, the cudadeltaenc
 // element on each backend and memory type (appsrc ! cudadeltaenc ! fakesink
 // on pre-made buffers), and the decoder, on frames where about 5 % of the
 // bytes changed. Not a test: prints a table and writes its section of
@@ -90,13 +90,16 @@ int main(int argc, char** argv) {
   std::ostringstream md;
   md << "## cudadeltaenc (encode side)\n\nMeasured " << date << " on **" << device
      << "**, commit `" << commit << "`, by `bench/bench_delta`. Frames where 5 % of the "
-     << "bytes changed by more than the threshold (10); zstd level 3. *kernels*: residuals, "
+     << "bytes changed by more than the threshold (10); the default entropy stage, rans "
+     << "(context models and rANS, frames of more than 256 KB in slices coded on parallel "
+     << "threads, up to 16). *kernels*: residuals, "
      << "reference update, tile flags and checksum on the GPU (CUDA events); *CUDA encoder*: "
-     << "those plus the copies back, packing and zstd on one CPU thread; *CPU encoder*: our CPU "
+     << "those plus the copies back, packing and the entropy stage; *CPU encoder*: our CPU "
      << "backend; *element*: `appsrc ! cudadeltaenc ! fakesink` on pre-made buffers, CUDA "
      << "backend with frames in pinned system memory (the pool the element proposes) or in "
      << "CUDA memory, and CPU backend; *decoder*: our decoders on the same stream (CUDA: "
-     << "validation and zstd on the CPU, the payload applied and checked on the GPU). "
+     << "validation and entropy decoding on the CPU, the payload applied and checked on the "
+     << "GPU). "
      << "Frames/s.\n\n";
   md << "| frame | kernels | CUDA encoder | CPU encoder | element CUDA, system memory | "
      << "element CUDA, CUDA memory | element CPU | CUDA decoder | CPU decoder |\n"

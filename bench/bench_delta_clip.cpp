@@ -182,7 +182,9 @@ int main(int argc, char** argv) {
   md << "|---|---|---:|---:|---:|---:|---:|\n";
 
   double psnr_t10 = 0;
-  for (int threshold : {0, 4, 10, 20}) {
+  for (int threshold : {0, 4, 10, 20})
+  for (DeltaCompression comp : {DeltaCompression::Rans, DeltaCompression::Zstd}) {
+    const char* comp_name = comp == DeltaCompression::Rans ? "rans" : "zstd 3";
     const ImageDesc desc{PixelFormat::I420, w, h};
     std::unique_ptr<DeltaEncoder> enc;
     std::unique_ptr<DeltaDecoder> dec;
@@ -201,6 +203,7 @@ int main(int argc, char** argv) {
       }
       DeltaEncodeSettings s;
       s.threshold = threshold;
+      s.compression = comp;
       const auto t0 = Clock::now();
       (void)enc->encode(v, s, &packets[i]);
       secs += std::chrono::duration<double>(Clock::now() - t0).count();
@@ -228,11 +231,12 @@ int main(int argc, char** argv) {
     }
     if (threshold == 10)
       psnr_t10 = err.psnr();
-    md << "| cudadeltaenc (CPU) | threshold " << threshold << " | " << fmt("%.1f", bytes * 8 / n / 1000)
+    md << "| cudadeltaenc (CPU) | threshold " << threshold << ", " << comp_name << " | "
+       << fmt("%.1f", bytes * 8 / n / 1000)
        << " | " << fmt("%.1fx", rtp_raw * n / bytes) << " | "
        << (std::isinf(err.psnr()) ? std::string("lossless") : fmt("%.1f", err.psnr())) << " | "
        << err.max << " | " << fmt("%.0f", n / secs) << " |\n";
-    fprintf(stderr, "delta T=%d done\n", threshold);
+    fprintf(stderr, "delta T=%d %s done\n", threshold, comp_name);
   }
 
   for (int qp : {0, 14, 18, 22, 26}) {
