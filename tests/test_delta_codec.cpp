@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <random>
-#include <zlib.h>
 #include <tuple>
 
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
 #include "cudafx/delta_math.hpp"
 #include "support/clip.hpp"
+#include "support/delta_reseal.hpp"
 #include "support/gpu.hpp"
 #include "support/gst_image.hpp"
 #include "support/host_image.hpp"
@@ -414,20 +414,6 @@ TEST(DeltaRans, CompressionMayChangeEveryFrame) {
   }
 }
 
-namespace {
-// Re-seals a packet after damage so that it passes both CRCs and reaches the
-// rans decoder (docs/delta-format.md: payload CRC at 28, header CRC at 44).
-void reseal(std::vector<uint8_t>* p) {
-  auto put32 = [&](size_t at, uint32_t v) {
-    for (int i = 0; i < 4; i++) (*p)[at + i] = static_cast<uint8_t>(v >> (8 * i));
-  };
-  put32(24, static_cast<uint32_t>(p->size() - kDeltaHeaderSize));
-  put32(28, static_cast<uint32_t>(
-                crc32(0, p->data() + kDeltaHeaderSize, static_cast<uInt>(p->size() - kDeltaHeaderSize))));
-  put32(44, static_cast<uint32_t>(crc32(0, p->data(), 44)));
-}
-}  // namespace
-
 // Damage that the CRCs do not catch (a sender's bug, a collision): every
 // byte of a rans payload flipped in turn, and the payload cut short. The
 // decoder rejects it (rans layer or reconstruction checksum), never
@@ -438,7 +424,7 @@ TEST(DeltaRans, DamageBehindValidCrcsIsCaught) {
   const Coded coded = encode_clip(clip, 0, 0);
   ASSERT_EQ(coded.packets[1][5] >> 1 & 3, static_cast<int>(DeltaCompression::Rans));
   auto verdict = [&](std::vector<uint8_t> damaged, std::string* err) {
-    reseal(&damaged);
+    testing_support::reseal_delta_packet(damaged.data(), damaged.size());
     std::unique_ptr<DeltaDecoder> dec;
     EXPECT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
     EXPECT_EQ(dec->decode(coded.packets[0].data(), coded.packets[0].size(), err),

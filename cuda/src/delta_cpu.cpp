@@ -103,7 +103,7 @@ PlaneOffsets offsets_of(const DeltaLayout& l) {
     o.frame[i] = f;
     o.tile[i] = t;
     f += static_cast<size_t>(l.planes[i].row_bytes) * l.planes[i].height;
-    t += static_cast<size_t>(l.planes[i].tiles_x) * l.planes[i].tiles_y;
+    t += l.planes[i].tile_count();
   }
   return o;
 }
@@ -111,8 +111,7 @@ PlaneOffsets offsets_of(const DeltaLayout& l) {
 // Calls fn(x0, bytes, y0, rows) for the tile (tx, ty) of plane p.
 template <class F>
 void tile_rect(const DeltaPlaneLayout& p, int tx, int ty, F fn) {
-  const int x0 = tx * kDeltaTileW, y0 = ty * kDeltaTileH;
-  fn(x0, std::min(kDeltaTileW, p.row_bytes - x0), y0, std::min(kDeltaTileH, p.height - y0));
+  fn(tx * kDeltaTileW, p.tile_width(tx), ty * kDeltaTileH, p.tile_height(ty));
 }
 
 }  // namespace
@@ -137,11 +136,8 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
     }
     return;
   }
-  size_t n_tiles = 0;
-  for (int i = 0; i < layout.n_planes; i++)
-    n_tiles += static_cast<size_t>(layout.planes[i].tiles_x) * layout.planes[i].tiles_y;
   scratch->residual.resize(layout.frame_bytes);
-  scratch->changed.assign(n_tiles, 0);
+  scratch->changed.assign(layout.tile_count(), 0);
   if (scratch->table_threshold != threshold) {
     for (int d = -255; d <= 255; d++)
       scratch->quantised[d + 255] = static_cast<int16_t>(delta_quantise(d, threshold));
@@ -209,8 +205,7 @@ void pack_delta_payload(const DeltaLayout& layout, const uint8_t* residual,
   size_t bit_base = 0;
   for (int i = 0; i < layout.n_planes; i++) {
     const DeltaPlaneLayout& p = layout.planes[i];
-    const size_t n = static_cast<size_t>(p.tiles_x) * p.tiles_y;
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < p.tile_count(); k++)
       if (changed[off.tile[i] + k])
         (*raw)[bit_base + k / 8] |= static_cast<uint8_t>(1u << (k % 8));
     bit_base += p.bitmap_bytes();
@@ -249,28 +244,16 @@ void delta_apply_cpu(const DeltaLayout& layout, const uint8_t* raw, size_t, bool
     }
     return;
   }
-  const uint8_t* bitmap = raw;
-  const uint8_t* tiles = raw + layout.bitmap_bytes;
-  size_t bit_base = 0;
-  for (int i = 0; i < layout.n_planes; i++) {
-    const DeltaPlaneLayout& p = layout.planes[i];
-    for (int ty = 0; ty < p.tiles_y; ty++) {
-      for (int tx = 0; tx < p.tiles_x; tx++) {
-        const size_t k = static_cast<size_t>(ty) * p.tiles_x + tx;
-        if (!(bitmap[bit_base + k / 8] & (1u << (k % 8))))
-          continue;
-        tile_rect(p, tx, ty, [&](int x0, int bytes, int y0, int rows) {
-          for (int y = y0; y < y0 + rows; y++) {
-            uint8_t* r = ref.data[i] + static_cast<size_t>(y) * ref.pitch[i] + x0;
-            for (int x = 0; x < bytes; x++)
-              r[x] = static_cast<uint8_t>(r[x] + tiles[x]);
-            tiles += bytes;
-          }
-        });
+  for_each_set_tile(layout, raw, [&](int i, size_t, int tx, int ty, size_t offset) {
+    const uint8_t* tile = raw + offset;
+    tile_rect(layout.planes[i], tx, ty, [&](int x0, int bytes, int y0, int rows) {
+      for (int y = y0; y < y0 + rows; y++, tile += bytes) {
+        uint8_t* r = ref.data[i] + static_cast<size_t>(y) * ref.pitch[i] + x0;
+        for (int x = 0; x < bytes; x++)
+          r[x] = static_cast<uint8_t>(r[x] + tile[x]);
       }
-    }
-    bit_base += p.bitmap_bytes();
-  }
+    });
+  });
 }
 
 }  // namespace cudafx

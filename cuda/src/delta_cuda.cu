@@ -101,7 +101,7 @@ Status delta_apply_cuda(const DeltaLayout& layout, const uint8_t* raw_dev, bool 
                                                    ref.data[i], ref.pitch[i], p.row_bytes,
                                                    p.height, p.tiles_x);
     CUDAFX_CUDA_TRY(cudaGetLastError());
-    tile_off += static_cast<size_t>(p.tiles_x) * p.tiles_y;
+    tile_off += p.tile_count();
   }
   return Status::ok();
 }
@@ -119,7 +119,7 @@ Status delta_residual_cuda(const DeltaLayout& layout, const ImageView& cur, cons
                                                       changed + tile_off, threshold);
     CUDAFX_CUDA_TRY(cudaGetLastError());
     frame_off += static_cast<size_t>(p.row_bytes) * p.height;
-    tile_off += static_cast<size_t>(p.tiles_x) * p.tiles_y;
+    tile_off += p.tile_count();
   }
   return Status::ok();
 }

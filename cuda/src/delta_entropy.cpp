@@ -8,6 +8,7 @@
 #include <string>
 
 #include "adaptive_model.hpp"
+#include "byte_order.hpp"
 #include "cudafx/parallel.hpp"
 #include "rans.hpp"
 
@@ -189,76 +190,63 @@ bool decode_slice(Slice* s, const uint8_t* data, size_t size, uint8_t* raw, cons
   return true;
 }
 
-void put32(uint8_t* p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (v >> (8 * i)) & 0xff; }
-uint32_t get32(const uint8_t* p) {
-  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
-
 }  // namespace
 
 struct DeltaEntropyCoder::Impl {
   DeltaLayout layout;
-  std::vector<size_t> slice_end;  // global tile index where each slice ends
+  std::vector<size_t> slice_end;  // tile number (all planes) where each slice ends
   std::vector<std::unique_ptr<Slice>> slices;
   Classes classes;
+  // decode(): each slice's stream and verdict
+  std::vector<const uint8_t*> stream_begin;
+  std::vector<size_t> stream_size;
+  std::vector<char> decoded;
 
   // Distributes the set tiles of `bitmaps` to the slices with their places
   // in the raw payload; false when they do not add up to `raw_size`.
   bool plan(const uint8_t* bitmaps, size_t raw_size) {
     for (auto& s : slices) s->tiles.clear();
-    size_t offset = layout.bitmap_bytes, global = 0, bitmap_base = 0;
+    const FormatInfo& fi = format_info(layout.desc.format);
     size_t slice = 0;
-    for (int p = 0; p < layout.n_planes; p++) {
-      const DeltaPlaneLayout& pl = layout.planes[p];
-      const int stride = format_info(layout.desc.format).planes[p].channels;
-      const size_t n = static_cast<size_t>(pl.tiles_x) * pl.tiles_y;
-      for (size_t i = 0; i < n; i++, global++) {
-        while (global >= slice_end[slice]) slice++;
-        if (!(bitmaps[bitmap_base + i / 8] & (1u << (i % 8))))
-          continue;
-        const int tx = static_cast<int>(i % pl.tiles_x), ty = static_cast<int>(i / pl.tiles_x);
-        TileRef t;
-        t.offset = static_cast<uint32_t>(offset);
-        t.width = static_cast<uint16_t>(std::min(kDeltaTileW, pl.row_bytes - tx * kDeltaTileW));
-        t.height = static_cast<uint16_t>(std::min(kDeltaTileH, pl.height - ty * kDeltaTileH));
-        t.stride = static_cast<uint8_t>(stride);
-        offset += size_t(t.width) * t.height;
-        if (offset > raw_size)
-          return false;
-        slices[slice]->tiles.push_back(t);
-      }
-      bitmap_base += pl.bitmap_bytes();
-    }
-    return offset == raw_size;
+    const size_t end = for_each_set_tile(
+        layout, bitmaps, [&](int plane, size_t tile, int tx, int ty, size_t offset) {
+          while (tile >= slice_end[slice]) slice++;
+          const DeltaPlaneLayout& p = layout.planes[plane];
+          TileRef t;
+          t.offset = static_cast<uint32_t>(offset);  // < frame bytes + bitmaps (create)
+          t.width = static_cast<uint16_t>(p.tile_width(tx));
+          t.height = static_cast<uint16_t>(p.tile_height(ty));
+          t.stride = static_cast<uint8_t>(fi.planes[plane].channels);
+          slices[slice]->tiles.push_back(t);
+        });
+    return end == raw_size;
   }
 };
 
 DeltaEntropyCoder::~DeltaEntropyCoder() = default;
 
 int DeltaEntropyCoder::slice_count(const DeltaLayout& layout) {
-  size_t tiles = 0;
-  for (int p = 0; p < layout.n_planes; p++)
-    tiles += static_cast<size_t>(layout.planes[p].tiles_x) * layout.planes[p].tiles_y;
+  const size_t tiles = layout.tile_count();
   const size_t by_size = (layout.frame_bytes + kSliceBytes - 1) / kSliceBytes;
   return static_cast<int>(std::max<size_t>(1, std::min({by_size, tiles, size_t(kMaxSlices)})));
 }
 
 Status DeltaEntropyCoder::create(const DeltaLayout& layout,
                                  std::unique_ptr<DeltaEntropyCoder>* out) {
-  if (layout.frame_bytes > 0xffffffffu)
+  if (layout.max_raw_bytes() > 0xffffffffu)
     return Status::invalid("delta entropy coder: frame too large");
   std::unique_ptr<DeltaEntropyCoder> c(new DeltaEntropyCoder());
   c->impl_.reset(new Impl());
   Impl& m = *c->impl_;
   m.layout = layout;
-  size_t tiles = 0;
-  for (int p = 0; p < layout.n_planes; p++)
-    tiles += static_cast<size_t>(layout.planes[p].tiles_x) * layout.planes[p].tiles_y;
   const int n = slice_count(layout);
   for (int s = 0; s < n; s++) {
-    m.slice_end.push_back(tiles * (s + 1) / n);
+    m.slice_end.push_back(layout.tile_count() * (s + 1) / n);
     m.slices.emplace_back(new Slice());
   }
+  m.stream_begin.resize(n);
+  m.stream_size.resize(n);
+  m.decoded.resize(n);
   *out = std::move(c);
   return Status::ok();
 }
@@ -278,10 +266,7 @@ Status DeltaEntropyCoder::encode(const uint8_t* raw, size_t raw_size, int thresh
   m.classes.set(threshold);
   const int n = static_cast<int>(m.slices.size());
   const Classes& k = m.classes;
-  if (n == 1)
-    encode_slice(m.slices[0].get(), raw, k);
-  else
-    parallel_for(n, [&](int i, int) { encode_slice(m.slices[i].get(), raw, k); });
+  parallel_for(n, [&](int i, int) { encode_slice(m.slices[i].get(), raw, k); });
   const size_t at = out->size();
   size_t total = m.layout.bitmap_bytes + 4 * size_t(n);
   for (auto& s : m.slices) total += s->coded_size;
@@ -315,28 +300,23 @@ Status DeltaEntropyCoder::decode(const uint8_t* data, size_t size, int threshold
   std::memcpy(raw, data, m.layout.bitmap_bytes);
   if (!m.plan(raw, raw_size))
     return bad("tile bytes do not match the tile bitmap");
-  std::vector<const uint8_t*> begin(n);
-  std::vector<size_t> length(n);
   size_t pos = head;
   for (int i = 0; i < n; i++) {
-    length[i] = get32(data + m.layout.bitmap_bytes + 4 * size_t(i));
-    if (length[i] > size - pos)
+    m.stream_size[i] = get32(data + m.layout.bitmap_bytes + 4 * size_t(i));
+    if (m.stream_size[i] > size - pos)
       return bad("slice " + std::to_string(i) + " runs past the payload");
-    begin[i] = data + pos;
-    pos += length[i];
+    m.stream_begin[i] = data + pos;
+    pos += m.stream_size[i];
   }
   if (pos != size)
     return bad("slice sizes do not add up to the payload");
   m.classes.set(threshold);
   const Classes& k = m.classes;
-  std::vector<char> ok(n, 0);
-  auto run = [&](int i) { ok[i] = decode_slice(m.slices[i].get(), begin[i], length[i], raw, k); };
-  if (n == 1)
-    run(0);
-  else
-    parallel_for(n, [&](int i, int) { run(i); });
+  parallel_for(n, [&](int i, int) {
+    m.decoded[i] = decode_slice(m.slices[i].get(), m.stream_begin[i], m.stream_size[i], raw, k);
+  });
   for (int i = 0; i < n; i++)
-    if (!ok[i])
+    if (!m.decoded[i])
       return bad("slice " + std::to_string(i) + ": " + m.slices[i]->error);
   return Status::ok();
 }

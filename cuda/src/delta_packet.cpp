@@ -10,6 +10,7 @@
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
 #include "cudafx/parallel.hpp"
+#include "byte_order.hpp"
 
 namespace cudafx {
 namespace {
@@ -18,19 +19,6 @@ const uint8_t kMagic[4] = {'C', 'F', 'X', 'D'};
 constexpr uint8_t kFlagKey = 1u << 0;
 constexpr uint8_t kCompressionShift = 1, kCompressionMask = 3u << 1;
 constexpr uint8_t kKnownFlags = kFlagKey | kCompressionMask;
-
-void put16(uint8_t* p, uint32_t v) { p[0] = v & 0xff; p[1] = (v >> 8) & 0xff; }
-void put32(uint8_t* p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (v >> (8 * i)) & 0xff; }
-void put64(uint8_t* p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (v >> (8 * i)) & 0xff; }
-uint32_t get16(const uint8_t* p) { return p[0] | (p[1] << 8); }
-uint32_t get32(const uint8_t* p) {
-  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
-uint64_t get64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
 
 uint32_t crc(const uint8_t* p, size_t n) {
   uLong c = crc32(0L, Z_NULL, 0);
@@ -56,26 +44,15 @@ ZstdContexts& zstd() {
   return ctx;
 }
 
-// Bytes that the set tiles of a delta payload's bitmaps add up to; false
-// when a padding bit is set.
-bool delta_tiles_size(const DeltaLayout& l, const uint8_t* bitmaps, size_t* out) {
-  size_t total = 0, base = 0;
+// True when no bit past a plane's last tile is set in the bitmaps.
+bool bitmap_padding_clear(const DeltaLayout& l, const uint8_t* bitmaps) {
   for (int i = 0; i < l.n_planes; i++) {
     const DeltaPlaneLayout& p = l.planes[i];
-    const size_t n = static_cast<size_t>(p.tiles_x) * p.tiles_y;
-    for (size_t k = n; k < p.bitmap_bytes() * 8; k++)
-      if (bitmaps[base + k / 8] & (1u << (k % 8)))
+    for (size_t k = p.tile_count(); k < p.bitmap_bytes() * 8; k++)
+      if (bitmaps[k / 8] & (1u << (k % 8)))
         return false;
-    for (size_t k = 0; k < n; k++) {
-      if (!(bitmaps[base + k / 8] & (1u << (k % 8))))
-        continue;
-      const int tx = static_cast<int>(k % p.tiles_x), ty = static_cast<int>(k / p.tiles_x);
-      total += static_cast<size_t>(std::min(kDeltaTileW, p.row_bytes - tx * kDeltaTileW)) *
-               std::min(kDeltaTileH, p.height - ty * kDeltaTileH);
-    }
-    base += p.bitmap_bytes();
+    bitmaps += p.bitmap_bytes();
   }
-  *out = total;
   return true;
 }
 
@@ -216,10 +193,9 @@ Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t
     std::memcpy(raw->data(), p, raw_size);
   }
   if (!info.keyframe) {
-    size_t tiles = 0;
-    if (!delta_tiles_size(layout, raw->data(), &tiles))
+    if (!bitmap_padding_clear(layout, raw->data()))
       return bad("tile bitmap has bits beyond the last tile");
-    if (layout.bitmap_bytes + tiles != raw_size)
+    if (for_each_set_tile(layout, raw->data(), [](int, size_t, int, int, size_t) {}) != raw_size)
       return bad("tile bytes do not match the tile bitmap");
   } else if (entropy) {
     entropy->reset();

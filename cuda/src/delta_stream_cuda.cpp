@@ -14,9 +14,7 @@ Status DeltaEncoderCuda::create(const ImageDesc& desc, std::unique_ptr<DeltaEnco
     return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
   std::unique_ptr<DeltaEncoderCuda> e(new DeltaEncoderCuda());
   CUDAFX_TRY(make_delta_layout(desc, &e->layout_));
-  size_t tiles = 0;
-  for (int i = 0; i < e->layout_.n_planes; i++)
-    tiles += static_cast<size_t>(e->layout_.planes[i].tiles_x) * e->layout_.planes[i].tiles_y;
+  const size_t tiles = e->layout_.tile_count();
   const size_t ref_bytes = packed_size(desc, 256);
   CUDAFX_TRY(e->ref_mem_.allocate(ref_bytes));
   CUDAFX_TRY(e->residual_dev_.allocate(e->layout_.frame_bytes));
@@ -80,8 +78,7 @@ Status DeltaDecoderCuda::create(const ImageDesc& desc, StreamHandle stream,
   CUDAFX_TRY(d->init(desc));
   d->stream_ = stream;
   const DeltaLayout& l = d->layout_;
-  for (int i = 0; i < l.n_planes; i++)
-    d->n_tiles_ += static_cast<size_t>(l.planes[i].tiles_x) * l.planes[i].tiles_y;
+  d->n_tiles_ = l.tile_count();
   const size_t ref_bytes = packed_size(desc, 256);
   CUDAFX_TRY(d->ref_mem_.allocate(ref_bytes));
   CUDAFX_TRY(d->raw_dev_.allocate(l.max_raw_bytes()));
@@ -107,24 +104,11 @@ Status DeltaDecoderCuda::reconstruct(bool keyframe, uint64_t* checksum) {
   CUDAFX_TRY(copy_bytes_async(raw_dev_.get(), raw_host_.get(), raw_.size(), stream_));
   if (!keyframe) {
     uint32_t* offsets = static_cast<uint32_t*>(offsets_host_.get());
-    size_t pos = layout_.bitmap_bytes, bit_base = 0, tile_base = 0;
-    for (int i = 0; i < layout_.n_planes; i++) {
-      const DeltaPlaneLayout& p = layout_.planes[i];
-      for (int ty = 0; ty < p.tiles_y; ty++) {
-        const int rows = std::min(kDeltaTileH, p.height - ty * kDeltaTileH);
-        for (int tx = 0; tx < p.tiles_x; tx++) {
-          const size_t k = static_cast<size_t>(ty) * p.tiles_x + tx;
-          if (!(raw_[bit_base + k / 8] & (1u << (k % 8)))) {
-            offsets[tile_base + k] = kDeltaNoTile;
-            continue;
-          }
-          offsets[tile_base + k] = static_cast<uint32_t>(pos);
-          pos += static_cast<size_t>(std::min(kDeltaTileW, p.row_bytes - tx * kDeltaTileW)) * rows;
-        }
-      }
-      bit_base += p.bitmap_bytes();
-      tile_base += static_cast<size_t>(p.tiles_x) * p.tiles_y;
-    }
+    std::fill(offsets, offsets + n_tiles_, kDeltaNoTile);
+    const size_t pos = for_each_set_tile(
+        layout_, raw_.data(), [&](int, size_t tile, int, int, size_t offset) {
+          offsets[tile] = static_cast<uint32_t>(offset);
+        });
     if (pos != raw_.size())
       return Status::invalid("delta decoder: payload size does not match its tile bitmap");
     CUDAFX_TRY(copy_bytes_async(offsets_dev_.get(), offsets_host_.get(),

@@ -8,8 +8,6 @@
 // the checksum its packet carried.
 //
 // Built and run by scripts/fuzz.sh (clang, -fsanitize=fuzzer,address,undefined).
-#include <zlib.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "cudafx/delta.hpp"
+#include "../support/delta_reseal.hpp"
 
 using namespace cudafx;
 
@@ -36,13 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const uint8_t* packet = data + pos;
       if (reseal && n >= kDeltaHeaderSize) {
         sealed.assign(packet, packet + n);
-        auto put32 = [&](size_t at, uint32_t v) {
-          for (int i = 0; i < 4; i++) sealed[at + i] = static_cast<uint8_t>(v >> (8 * i));
-        };
-        put32(24, static_cast<uint32_t>(n - kDeltaHeaderSize));
-        put32(28, static_cast<uint32_t>(crc32(0, sealed.data() + kDeltaHeaderSize,
-                                              static_cast<uInt>(n - kDeltaHeaderSize))));
-        put32(44, static_cast<uint32_t>(crc32(0, sealed.data(), 44)));
+        testing_support::reseal_delta_packet(sealed.data(), n);
         packet = sealed.data();
       }
       std::string err;

@@ -12,6 +12,7 @@
 // The packet format is in docs/delta-format.md.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,7 +32,12 @@ constexpr size_t kDeltaHeaderSize = 48;
 struct DeltaPlaneLayout {
   int row_bytes = 0, height = 0;
   int tiles_x = 0, tiles_y = 0;
-  size_t bitmap_bytes() const { return (static_cast<size_t>(tiles_x) * tiles_y + 7) / 8; }
+  size_t tile_count() const { return static_cast<size_t>(tiles_x) * tiles_y; }
+  size_t bitmap_bytes() const { return (tile_count() + 7) / 8; }
+  // Bytes and rows of a tile: kDeltaTileW x kDeltaTileH, clipped at the
+  // plane's right and bottom edges.
+  int tile_width(int tx) const { return std::min(kDeltaTileW, row_bytes - tx * kDeltaTileW); }
+  int tile_height(int ty) const { return std::min(kDeltaTileH, height - ty * kDeltaTileH); }
 };
 
 // Everything about a stream that the caps fix.
@@ -43,9 +49,39 @@ struct DeltaLayout {
   size_t bitmap_bytes = 0;  // all planes
   // Largest raw (uncompressed) payload: a delta frame with every tile set.
   size_t max_raw_bytes() const { return bitmap_bytes + frame_bytes; }
+  size_t tile_count() const {  // all planes
+    size_t n = 0;
+    for (int i = 0; i < n_planes; i++) n += planes[i].tile_count();
+    return n;
+  }
 };
 
 Status make_delta_layout(const ImageDesc& desc, DeltaLayout* out);
+
+// Walks the tiles set in the bitmaps of a delta payload (at its start) in
+// payload order: fn(plane, tile, tx, ty, offset), with `tile` the tile's
+// number among all tiles of all planes and `offset` where its bytes start
+// in the payload. Bits past a plane's last tile are not read. Returns the
+// offset after the last set tile: the payload size the bitmaps imply.
+template <class F>
+size_t for_each_set_tile(const DeltaLayout& layout, const uint8_t* bitmaps, F fn) {
+  size_t offset = layout.bitmap_bytes, tile = 0;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    for (int ty = 0; ty < p.tiles_y; ty++) {
+      const int rows = p.tile_height(ty);
+      for (int tx = 0; tx < p.tiles_x; tx++, tile++) {
+        const size_t k = static_cast<size_t>(ty) * p.tiles_x + tx;
+        if (!(bitmaps[k / 8] & (1u << (k % 8))))
+          continue;
+        fn(i, tile, tx, ty, offset);
+        offset += static_cast<size_t>(p.tile_width(tx)) * rows;
+      }
+    }
+    bitmaps += p.bitmap_bytes();
+  }
+  return offset;
+}
 
 // A 64-bit checksum of an image's pixels (row padding excluded): each 8-byte
 // word (zero-extended at row ends) mixed with its position and summed, so it
