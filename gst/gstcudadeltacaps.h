@@ -4,6 +4,7 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
+#include "cudafx/delta.hpp"
 #include "cudafx/image.hpp"
 
 #define GST_CUDA_DELTA_MEDIA_TYPE "video/x-cudafx-delta"
@@ -12,6 +13,10 @@
 #define GST_CUDA_DELTA_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, GRAY8, I420, NV12 }"
 #define GST_CUDA_DELTA_CUDA_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, I420, NV12 }"
 
+/* The version in the caps is the bitstream's (docs/delta-format.md). */
+#define GST_CUDA_DELTA_VERSION "3"
+static_assert (cudafx::kDeltaVersion == 3, "GST_CUDA_DELTA_VERSION follows kDeltaVersion");
+
 #define GST_CUDA_DELTA_CAPS \
-  GST_CUDA_DELTA_MEDIA_TYPE ", version = (int) 2, format = (string) " GST_CUDA_DELTA_FORMATS \
+  GST_CUDA_DELTA_MEDIA_TYPE ", version = (int) " GST_CUDA_DELTA_VERSION ", format = (string) " GST_CUDA_DELTA_FORMATS \
   ", width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], framerate = " GST_VIDEO_FPS_RANGE

@@ -120,15 +120,16 @@ TEST(DeltaCodec, ChecksumFollowsTheDocumentedFormula) {
 }
 
 // The CPU encoder's fast paths (rows with nothing beyond the threshold,
-// lossless rows, the per-threshold table) against the per-byte rule of
-// delta_math.hpp, on every (current, reference) pair of byte values, with the
-// pairs spread so that some tiles change and some do not.
+// lossless rows, the quantiser in 16-bit lanes) against the per-byte rule of
+// delta_math.hpp, on every (current, reference) pair of byte values and
+// every threshold, with the pairs spread so that some tiles change and some
+// do not.
 TEST(DeltaCodec, ResidualsFollowThePerByteRuleForEveryPair) {
   const ImageDesc desc{PixelFormat::GRAY8, 256, 512};
   DeltaLayout layout;
   ASSERT_TRUE(make_delta_layout(desc, &layout).is_ok());
   HostImage cur(desc), ref(desc);
-  for (int t : {0, 1, 2, 4, 10, 20, 127, 254, 255}) {
+  for (int t = 0; t <= 255; t++) {
     // Rows 0..255: ref = the row, cur = the column (every pair once); rows
     // 256..511: cur = ref (unchanged tiles) but for a few bytes.
     for (int y = 0; y < desc.height; y++)
@@ -153,6 +154,19 @@ TEST(DeltaCodec, ResidualsFollowThePerByteRuleForEveryPair) {
         wrong += ref.view().data[0][y * ref.view().pitch[0] + x] != static_cast<uint8_t>(r0 + q);
       }
     EXPECT_EQ(wrong, 0) << "threshold " << t;
+  }
+}
+
+// The quantiser's division by the step in 16-bit arithmetic, which the
+// CPU encoder relies on, is exact for every threshold and every dividend.
+TEST(DeltaCodec, StepDivisorIsExactForEveryThreshold) {
+  for (int t = 1; t <= 255; t++) {
+    const DeltaStepDivisor d = delta_step_divisor(t);
+    ASSERT_GT(d.mul, 0u) << "threshold " << t;
+    ASSERT_LE(d.mul, 0xffffu);
+    const unsigned s = 2 * t + 1;
+    for (unsigned n = 0; n <= 255u + t; n++)
+      ASSERT_EQ((n * d.mul) >> 16 >> d.shift, n / s) << "threshold " << t << ", n " << n;
   }
 }
 
@@ -193,9 +207,9 @@ TEST(DeltaCodec, UnchangedFramesCostOnlyTheBitmap) {
   EXPECT_EQ(st.changed_bytes, 0u);
   EXPECT_EQ(st.raw_bytes, enc->layout().bitmap_bytes);
   // Header, bitmaps, and per slice its size and a rANS stream of no symbols
-  // (the bare 4-byte state).
+  // (the two bare 4-byte states).
   EXPECT_EQ(pkt.size(), kDeltaHeaderSize + enc->layout().bitmap_bytes +
-                            8u * DeltaEntropyCoder::slice_count(enc->layout()));
+                            12u * DeltaEntropyCoder::slice_count(enc->layout()));
 }
 
 TEST(DeltaCodec, KeyframeOnDemandResynchronises) {
@@ -267,8 +281,9 @@ TEST(DeltaCodec, DamagedPacketsAreRejectedWithReasons) {
   q[0] = 'X';
   EXPECT_EQ(decode_first_then(q), "delta packet: bad magic");
   q = p;
-  q[4] = 3;
-  EXPECT_EQ(decode_first_then(q), "delta packet: unsupported version 3");
+  q[4] = kDeltaVersion - 1;
+  EXPECT_EQ(decode_first_then(q),
+            "delta packet: unsupported version " + std::to_string(kDeltaVersion - 1));
   q = p;
   q[10] ^= 1;
   EXPECT_EQ(decode_first_then(q), "delta packet: header checksum mismatch");
@@ -392,6 +407,23 @@ TEST(DeltaRans, LargeFramesRoundTripInSlices) {
 
 // The encoder may change its entropy stage (and threshold) on any frame: the
 // models learn only from rans frames, on both sides alike.
+// Slices as docs/delta-format.md counts them: per plane, one per 128 KiB
+// of the plane (rounded up), at most 16 a plane.
+TEST(DeltaRans, SlicesFollowTheFormat) {
+  auto slices = [](PixelFormat f, int w, int h) {
+    DeltaLayout layout;
+    EXPECT_TRUE(make_delta_layout(ImageDesc{f, w, h}, &layout).is_ok());
+    return DeltaEntropyCoder::slice_count(layout);
+  };
+  EXPECT_EQ(slices(PixelFormat::I420, 768, 576), 4 + 1 + 1);  // 432 KiB of Y, 108 of U and V
+  EXPECT_EQ(slices(PixelFormat::NV12, 1920, 1080), 16 + 8);   // 1.98 MiB of Y, 0.99 of UV
+  EXPECT_EQ(slices(PixelFormat::RGBA, 3840, 2160), 16);
+  EXPECT_EQ(slices(PixelFormat::RGBA, 64, 16), 1);
+  EXPECT_EQ(slices(PixelFormat::GRAY8, 1, 1), 1);
+  EXPECT_EQ(slices(PixelFormat::GRAY8, 128, 2048), 2);     // 256 KiB
+  EXPECT_EQ(slices(PixelFormat::GRAY8, 128, 2049), 3);     // 128 bytes more
+}
+
 TEST(DeltaRans, CompressionMayChangeEveryFrame) {
   const ImageDesc desc{PixelFormat::NV12, 130, 66};
   const auto clip = make_clip(desc, 12, 8);
@@ -453,7 +485,11 @@ TEST(DeltaRans, DamageBehindValidCrcsIsCaught) {
   std::vector<uint8_t> cut(p.begin(), p.end() - 1);
   std::string err;
   EXPECT_EQ(verdict(cut, &err), DeltaDecodeResult::Corrupt);
-  EXPECT_EQ(err, "delta packet: rans payload: slice 0 runs past the payload");
+  // One slice a plane: the last (V) runs short.
+  DeltaLayout layout;
+  ASSERT_TRUE(make_delta_layout(desc, &layout).is_ok());
+  ASSERT_EQ(DeltaEntropyCoder::slice_count(layout), 3);
+  EXPECT_EQ(err, "delta packet: rans payload: slice 2 runs past the payload");
 }
 
 // The CUDA encoder gives the same packets as the CPU encoder, byte for byte.

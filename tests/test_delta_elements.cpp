@@ -165,7 +165,7 @@ TEST(DeltaElements, DecoderDropsDamagedFramesAndAsksForAKeyframe) {
   }
   GstHarness* h = gst_harness_new("cudadeltadec");
   gst_harness_set_src_caps_str(
-      h, "video/x-cudafx-delta,version=2,format=RGBA,width=80,height=40,framerate=30/1");
+      h, "video/x-cudafx-delta,version=3,format=RGBA,width=80,height=40,framerate=30/1");
   auto push = [&](std::vector<uint8_t> bytes, int n) {
     GstBuffer* b =
         bytes.empty() ? gst_buffer_new() : gst_buffer_new_memdup(bytes.data(), bytes.size());
@@ -357,7 +357,7 @@ std::vector<std::vector<uint8_t>> stream_of(const std::vector<HostImage>& clip, 
 }
 
 std::string stream_caps(const ImageDesc& d) {
-  return std::string("video/x-cudafx-delta,version=2,format=") + format_info(d.format).name +
+  return std::string("video/x-cudafx-delta,version=3,format=") + format_info(d.format).name +
          ",width=" + std::to_string(d.width) + ",height=" + std::to_string(d.height) +
          ",framerate=30/1";
 }

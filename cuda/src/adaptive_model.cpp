@@ -10,38 +10,32 @@ namespace {
 constexpr uint32_t kFirstInterval = 16;
 }
 
-AdaptiveModel::AdaptiveModel(int contexts) : ctx_(contexts) {}
+AdaptiveModel::AdaptiveModel(int contexts)
+    : ctx_(contexts), fresh_(contexts, 0), until_rebuild_(contexts, 0) {}
 
-void AdaptiveModel::reset() {
-  if (++epoch_ == 0) {  // wrapped (after 2^32 resets): mark every context stale again
-    for (auto& x : ctx_)
-      if (x)
-        x->epoch = 0;
-    epoch_ = 1;
-  }
-}
+void AdaptiveModel::reset() { std::fill(fresh_.begin(), fresh_.end(), 0); }
 
-AdaptiveModel::Context* AdaptiveModel::start_afresh(int c) {
+void AdaptiveModel::start_afresh(int c) {
   if (!ctx_[c])
     ctx_[c].reset(new Context);
   Context* x = ctx_[c].get();
-  std::memset(x->counts, 0, sizeof(x->counts));
-  std::memset(x->range, 0, sizeof(x->range));
-  x->range[kAdaptiveEscape] = kRansScale << 16;  // escape only
+  std::memset(x->entry, 0, sizeof(x->entry));
+  x->entry[kAdaptiveEscape].range = kRansScale << 16;  // escape only
   x->order_value[0] = kAdaptiveEscape;
   x->order_end[0] = static_cast<uint16_t>(kRansScale);
-  x->until_rebuild = kFirstInterval;
+  std::memset(x->first_entry, 0, sizeof(x->first_entry));
+  until_rebuild_[c] = kFirstInterval;
   x->interval = 2 * kFirstInterval;
-  x->epoch = epoch_;
-  return x;
+  fresh_[c] = 1;
 }
 
-void AdaptiveModel::rebuild(Context* x) {
+uint32_t AdaptiveModel::rebuild(Context* x) {
   uint32_t counted = 0;
-  for (uint32_t n : x->counts) counted += n;
+  for (int v = 0; v < 256; v++) counted += x->entry[v].count;
   if (counted > kAdaptiveMaxTotal) {  // forget slowly: recent statistics weigh more
     counted = 0;
-    for (uint32_t& n : x->counts) {
+    for (int v = 0; v < 256; v++) {
+      uint32_t& n = x->entry[v].count;
       n = (n + 1) / 2;
       counted += n;
     }
@@ -51,48 +45,68 @@ void AdaptiveModel::rebuild(Context* x) {
   uint16_t values[257];
   int n = 0;
   for (int v = 0; v < 256; v++)
-    if (x->counts[v])
+    if (x->entry[v].count)
       values[n++] = static_cast<uint16_t>(v);
   const uint32_t escape_count = std::max(1, n);
   values[n++] = kAdaptiveEscape;
-  auto count = [&](int v) { return v == kAdaptiveEscape ? escape_count : x->counts[v]; };
-  const uint64_t total = uint64_t(counted) + escape_count;
+  auto count = [&](int v) { return v == kAdaptiveEscape ? escape_count : x->entry[v].count; };
+  // Σn <= kAdaptiveMaxTotal + kAdaptiveMaxInterval before halving, so
+  // count * kRansScale < 2^32 and one exact reciprocal of the total
+  // replaces a division per entry (as RansDivisors: m = ceil(2^s / total),
+  // s = 32 + ceil(log2 total)).
+  const uint32_t total = counted + escape_count;
+  uint32_t bits = 0;
+  while ((1u << bits) < total) bits++;
+  const uint32_t shift = 32 + bits;
+  const uint64_t recip = ((uint64_t(1) << shift) + total - 1) / total;
 
   // Scale to kRansScale, every present value at least 1; the rounding
-  // difference goes to (or comes from) the most frequent entries.
-  uint32_t f[257];
+  // difference goes to (or comes from) the most frequent entries. The
+  // order (falling frequency, then value) sorts as one integer key each.
+  uint32_t f[257], key[257];
+  f[0] = 0;  // as order[0] below: for GCC, which cannot see that n >= 1
   int32_t sum = 0;
   for (int i = 0; i < n; i++) {
-    const uint32_t v = static_cast<uint32_t>(uint64_t(count(values[i])) * kRansScale / total);
-    f[i] = std::max<uint32_t>(1, v);
+    const uint32_t scaled = count(values[i]) * kRansScale;
+    f[i] = std::max<uint32_t>(1, static_cast<uint32_t>((scaled * recip) >> shift));
     sum += static_cast<int32_t>(f[i]);
+    key[i] = (kRansScale - f[i]) << 9 | static_cast<uint32_t>(i);  // values[] is ascending
   }
+  std::sort(key, key + n);
   int order[257];
-  for (int i = 0; i < n; i++) order[i] = i;
-  std::sort(order, order + n, [&](int a, int b) {
-    return f[a] != f[b] ? f[a] > f[b] : values[a] < values[b];
-  });
-  int32_t diff = static_cast<int32_t>(kRansScale) - sum;
-  if (diff > 0)
-    f[order[0]] += static_cast<uint32_t>(diff);
-  for (int k = 0; diff < 0; k = (k + 1) % n) {  // n <= 257 entries of >= 1 each fit in the scale
-    const int32_t take = std::min<int32_t>(-diff, static_cast<int32_t>(f[order[k]]) - 1);
-    f[order[k]] -= static_cast<uint32_t>(take);
+  order[0] = 0;
+  for (int k = 0; k < n; k++) order[k] = static_cast<int>(key[k] & 511);
+  // A surplus goes to the first entry; a deficit is taken in turns, each
+  // entry kept >= 1 (n <= 257 entries of 1 fit in the scale).
+  for (int32_t diff = static_cast<int32_t>(kRansScale) - sum, k = 0; diff != 0; k = (k + 1) % n) {
+    uint32_t& fk = f[order[k]];
+    if (diff > 0) {
+      fk += static_cast<uint32_t>(diff);
+      break;
+    }
+    const int32_t take = std::min<int32_t>(-diff, static_cast<int32_t>(fk) - 1);
+    fk -= static_cast<uint32_t>(take);
     diff += take;
   }
 
-  std::memset(x->range, 0, sizeof(x->range));
+  for (auto& e : x->entry) e.range = 0;
   uint32_t cum = 0;
   for (int k = 0; k < n; k++) {
     const int i = order[k];
     const int v = values[i];
-    x->range[v] = cum | f[i] << 16;
+    x->entry[v].range = cum | f[i] << 16;
     cum += f[i];
     x->order_value[k] = static_cast<uint16_t>(v);
     x->order_end[k] = static_cast<uint16_t>(cum);
   }
-  x->until_rebuild = x->interval;
+  int k = 0;
+  for (uint32_t b = 0; b < (kRansScale >> kBucketShift); b++) {
+    while (x->order_end[k] <= b << kBucketShift) k++;
+    x->first_entry[b] = static_cast<uint16_t>(k);
+  }
+  const uint32_t until = x->interval;
   x->interval = std::min(x->interval * 2, kAdaptiveMaxInterval);
+  return until;
 }
 
 }  // namespace cudafx

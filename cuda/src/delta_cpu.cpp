@@ -138,15 +138,17 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
   }
   scratch->residual.resize(layout.frame_bytes);
   scratch->changed.assign(layout.tile_count(), 0);
-  if (scratch->table_threshold != threshold) {
-    for (int d = -255; d <= 255; d++)
-      scratch->quantised[d + 255] = static_cast<int16_t>(delta_quantise(d, threshold));
-    scratch->table_threshold = threshold;
+  if (scratch->step_threshold != threshold) {
+    scratch->step = delta_step_divisor(threshold);
+    scratch->step_threshold = threshold;
   }
-  const int16_t* quantised = scratch->quantised + 255;
-  const unsigned t = static_cast<unsigned>(threshold), span = 2 * t;
+  const uint16_t t = static_cast<uint16_t>(threshold), s = static_cast<uint16_t>(2 * t + 1);
+  const uint16_t step_mul = static_cast<uint16_t>(scratch->step.mul);
+  const unsigned step_shift = scratch->step.shift;
 
   // Residuals and the reference update, one tile row of one plane a job.
+  // The loops over a tile's row are written so that the compiler vectorises
+  // them: byte lanes for the tests, 16-bit lanes for the quantiser.
   struct Job {
     int plane, ty;
   };
@@ -156,39 +158,62 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
       jobs.push_back({i, ty});
   parallel_for(static_cast<int>(jobs.size()), [&](int j, int) {
     const int i = jobs[j].plane, ty = jobs[j].ty;
+    const uint16_t tl = t, sl = s, mul = step_mul;  // locals, not captured references:
+    const unsigned shift = step_shift;              // the vectoriser needs them invariant
     const DeltaPlaneLayout& p = layout.planes[i];
+    // A tile at a time, its flag written once: the flags of neighbouring
+    // tile rows share cache lines across threads.
     uint8_t* flags = scratch->changed.data() + off.tile[i] + static_cast<size_t>(ty) * p.tiles_x;
     const int y0 = ty * kDeltaTileH, y1 = std::min(p.height, y0 + kDeltaTileH);
-    for (int y = y0; y < y1; y++) {
-      const uint8_t* c = cur.data[i] + static_cast<size_t>(y) * cur.pitch[i];
-      uint8_t* r = ref.data[i] + static_cast<size_t>(y) * ref.pitch[i];
-      uint8_t* res = scratch->residual.data() + off.frame[i] + static_cast<size_t>(y) * p.row_bytes;
-      for (int tx = 0; tx < p.tiles_x; tx++) {
-        const int x0 = tx * kDeltaTileW, x1 = std::min(p.row_bytes, x0 + kDeltaTileW);
+    for (int tx = 0; tx < p.tiles_x; tx++) {
+      const int x0 = tx * kDeltaTileW, x1 = std::min(p.row_bytes, x0 + kDeltaTileW);
+      bool changed = false;
+      for (int y = y0; y < y1; y++) {
+        const uint8_t* __restrict c = cur.data[i] + static_cast<size_t>(y) * cur.pitch[i];
+        uint8_t* __restrict r = ref.data[i] + static_cast<size_t>(y) * ref.pitch[i];
+        uint8_t* __restrict res =
+            scratch->residual.data() + off.frame[i] + static_cast<size_t>(y) * p.row_bytes;
+        if (threshold == 0) {  // lossless: the difference itself, and ref = cur
+          uint8_t any = 0;
+          for (int x = x0; x < x1; x++) {
+            const uint8_t d = static_cast<uint8_t>(c[x] - r[x]);
+            res[x] = d;
+            any |= d;
+            r[x] = c[x];
+          }
+          changed |= any != 0;
+          continue;
+        }
         // A byte gets a non-zero residual exactly when |cur - ref| > t
         // (delta_math.hpp). Most of a static scene's rows have none: one
-        // vectorised pass finds out, and they cost nothing more.
-        unsigned beyond = 0;
-        for (int x = x0; x < x1; x++)
-          beyond |= static_cast<unsigned>(c[x] - r[x] + threshold) > span;
-        if (!beyond) {
+        // pass finds out, and they cost nothing more.
+        uint8_t most = 0;
+        for (int x = x0; x < x1; x++) {
+          const uint8_t a = c[x], b = r[x];
+          const uint8_t d = static_cast<uint8_t>(a > b ? a - b : b - a);
+          most = d > most ? d : most;
+        }
+        if (most <= tl) {
           std::memset(res + x0, 0, x1 - x0);
           continue;
         }
-        flags[tx] = 1;
-        if (threshold == 0) {  // lossless: the difference itself, and ref = cur
-          for (int x = x0; x < x1; x++) {
-            res[x] = static_cast<uint8_t>(c[x] - r[x]);
-            r[x] = c[x];
-          }
-          continue;
-        }
+        changed = true;
+        // delta_residual(), in 16-bit lanes: the multiple of the step
+        // nearest to d (0 when |d| <= t, as then |d| + t < s), then the
+        // clamp of ref + q into 0..255.
         for (int x = x0; x < x1; x++) {
-          const int q = delta_clamp_residual(quantised[c[x] - r[x]], r[x]);
-          res[x] = static_cast<uint8_t>(q);
-          r[x] = static_cast<uint8_t>(r[x] + q);
+          const int16_t cv = c[x], rv = r[x];
+          const int16_t d = static_cast<int16_t>(cv - rv);
+          const uint16_t n = static_cast<uint16_t>((d < 0 ? -d : d) + tl);
+          const uint16_t k = static_cast<uint16_t>(((uint32_t(n) * mul) >> 16) >> shift);
+          const int16_t m = static_cast<int16_t>(k * sl);
+          int16_t nr = static_cast<int16_t>(rv + (d < 0 ? -m : m));
+          nr = nr < 0 ? 0 : (nr > 255 ? 255 : nr);
+          res[x] = static_cast<uint8_t>(nr - rv);
+          r[x] = static_cast<uint8_t>(nr);
         }
       }
+      flags[tx] = changed;
     }
   });
 
@@ -210,26 +235,47 @@ void pack_delta_payload(const DeltaLayout& layout, const uint8_t* residual,
         (*raw)[bit_base + k / 8] |= static_cast<uint8_t>(1u << (k % 8));
     bit_base += p.bitmap_bytes();
   }
-  size_t count = 0;
-  for (int i = 0; i < layout.n_planes; i++) {
-    const DeltaPlaneLayout& p = layout.planes[i];
-    for (int ty = 0; ty < p.tiles_y; ty++) {
-      for (int tx = 0; tx < p.tiles_x; tx++) {
-        if (!changed[off.tile[i] + static_cast<size_t>(ty) * p.tiles_x + tx])
-          continue;
-        tile_rect(p, tx, ty, [&](int x0, int bytes, int y0, int rows) {
-          for (int y = y0; y < y0 + rows; y++) {
-            const uint8_t* res = residual + off.frame[i] + static_cast<size_t>(y) * p.row_bytes + x0;
-            raw->insert(raw->end(), res, res + bytes);
-            for (int x = 0; x < bytes; x++)
-              count += res[x] != 0;
-          }
-        });
-      }
+  // The bitmaps give the payload's size and every tile's place: one
+  // allocation, then the tiles copied (and their non-zero bytes counted for
+  // the statistics) in parallel, a run of tiles a job.
+  struct TileAt {
+    int plane, tx, ty;
+    size_t offset;
+  };
+  std::vector<TileAt> tiles;
+  raw->resize(for_each_set_tile(layout, raw->data(),
+                                [&](int i, size_t, int tx, int ty, size_t offset) {
+                                  tiles.push_back({i, tx, ty, offset});
+                                }));
+  constexpr size_t kTilesPerJob = 32;
+  const int jobs = static_cast<int>((tiles.size() + kTilesPerJob - 1) / kTilesPerJob);
+  std::vector<size_t> counts(jobs);
+  parallel_for(jobs, [&](int j, int) {
+    size_t count = 0;
+    const size_t end = std::min(tiles.size(), (j + 1) * kTilesPerJob);
+    for (size_t k = j * kTilesPerJob; k < end; k++) {
+      const TileAt& t = tiles[k];
+      const DeltaPlaneLayout& p = layout.planes[t.plane];
+      uint8_t* out = raw->data() + t.offset;
+      tile_rect(p, t.tx, t.ty, [&](int x0, int bytes, int y0, int rows) {
+        for (int y = y0; y < y0 + rows; y++, out += bytes) {
+          const uint8_t* res =
+              residual + off.frame[t.plane] + static_cast<size_t>(y) * p.row_bytes + x0;
+          std::memcpy(out, res, bytes);
+          unsigned nonzero = 0;
+          for (int x = 0; x < bytes; x++)
+            nonzero += res[x] != 0;
+          count += nonzero;
+        }
+      });
     }
+    counts[j] = count;
+  });
+  if (changed_bytes) {
+    *changed_bytes = 0;
+    for (size_t c : counts)
+      *changed_bytes += c;
   }
-  if (changed_bytes)
-    *changed_bytes = count;
 }
 
 void delta_apply_cpu(const DeltaLayout& layout, const uint8_t* raw, size_t, bool keyframe,

@@ -15,12 +15,11 @@
 namespace cudafx {
 namespace {
 
-constexpr size_t kSliceBytes = size_t(256) << 10;  // frame bytes a slice covers, about
-constexpr int kMaxSlices = 16;
+constexpr size_t kSliceBytes = size_t(128) << 10;  // plane bytes a slice covers, about
+constexpr int kMaxPlaneSlices = 16;
 constexpr int kGroupBytes = 8;               // a mask bit covers this many bytes of a row
 constexpr int kMaskContexts = 10;            // popcount of the row above, or the first row
 constexpr int kByteContexts = 5 * 5 * 3 * 3;  // left and above signed, upper corners by size
-constexpr uint32_t kEscapedValueFreq = kRansScale / 256;
 
 // Context classes of a residual byte for one threshold: its size against
 // the quantiser's step 2T+1 (0: zero, 1: one step or less, 2: more), and
@@ -96,20 +95,6 @@ inline int mask_context(int row, uint32_t mask_above) {
   return row == 0 ? kMaskContexts - 1 : __builtin_popcount(mask_above);
 }
 
-// Encoder, first pass: the symbols in order (start | freq << 16), each
-// looked up and counted as the decoder will.
-inline uint32_t* put(AdaptiveModel& m, int c, int value, uint32_t* out) {
-  const uint32_t r = m.range(c, value);
-  if (r >> 16) {
-    *out++ = r;
-  } else {
-    *out++ = m.range(c, kAdaptiveEscape);
-    *out++ = static_cast<uint32_t>(value) * kEscapedValueFreq | kEscapedValueFreq << 16;
-  }
-  m.update(c, value);
-  return out;
-}
-
 void encode_slice(Slice* s, const uint8_t* raw, const Classes& k) {
   // A symbol a row and a byte at most, each possibly escaped.
   size_t most = 0;
@@ -124,37 +109,25 @@ void encode_slice(Slice* s, const uint8_t* raw, const Classes& k) {
       const uint8_t* row = tile + size_t(y) * t.width;
       const uint8_t* above = y ? row - t.width : nullptr;
       const uint32_t mask = row_mask(row, t.width);
-      out = put(s->masks, mask_context(y, above_mask), static_cast<int>(mask), out);
+      out = s->masks.encode(mask_context(y, above_mask), static_cast<int>(mask), out);
       for (uint32_t m = mask; m; m &= m - 1) {
         const int g = __builtin_ctz(m);
         const int end = std::min<int>(t.width, (g + 1) * kGroupBytes);
         for (int x = g * kGroupBytes; x < end; x++)
-          out = put(s->bytes, byte_context(k, row, above, x, t.width, t.stride), row[x], out);
+          out = s->bytes.encode(byte_context(k, row, above, x, t.width, t.stride), row[x], out);
       }
       above_mask = mask;
     }
   }
-  // Second pass: rANS backwards. At most 2 bytes a symbol, 4 for the state.
+  // Second pass: rANS backwards. At most 2 bytes a symbol, 8 for the states.
   const size_t n = static_cast<size_t>(out - s->symbols.data());
-  if (s->stream.size() < n * 2 + 4)
-    s->stream.resize(n * 2 + 4);
+  if (s->stream.size() < n * 2 + 8)
+    s->stream.resize(n * 2 + 8);
   RansWriter w(s->stream.data() + s->stream.size());
   for (size_t i = n; i-- > 0;)
     w.put(s->symbols[i] & 0xffff, s->symbols[i] >> 16);
   s->coded = w.finish();
   s->coded_size = static_cast<size_t>(s->stream.data() + s->stream.size() - s->coded);
-}
-
-inline int take(AdaptiveModel& m, int c, RansReader* r) {
-  uint32_t start, freq;
-  int value = m.find(c, r->slot(), &start, &freq);
-  r->take(start, freq);
-  if (value == kAdaptiveEscape) {
-    value = static_cast<int>(r->slot() / kEscapedValueFreq);
-    r->take(static_cast<uint32_t>(value) * kEscapedValueFreq, kEscapedValueFreq);
-  }
-  m.update(c, value);
-  return value;
 }
 
 bool decode_slice(Slice* s, const uint8_t* data, size_t size, uint8_t* raw, const Classes& k) {
@@ -167,7 +140,7 @@ bool decode_slice(Slice* s, const uint8_t* data, size_t size, uint8_t* raw, cons
       uint8_t* row = tile + size_t(y) * t.width;
       const uint8_t* above = y ? row - t.width : nullptr;
       const uint32_t mask =
-          static_cast<uint32_t>(take(s->masks, mask_context(y, above_mask), &r));
+          static_cast<uint32_t>(s->masks.decode(mask_context(y, above_mask), &r));
       if (mask >> groups) {
         s->error = "row mask has bits beyond the tile";
         return false;
@@ -178,7 +151,7 @@ bool decode_slice(Slice* s, const uint8_t* data, size_t size, uint8_t* raw, cons
         const int end = std::min<int>(t.width, (g + 1) * kGroupBytes);
         for (int x = g * kGroupBytes; x < end; x++)
           row[x] = static_cast<uint8_t>(
-              take(s->bytes, byte_context(k, row, above, x, t.width, t.stride), &r));
+              s->bytes.decode(byte_context(k, row, above, x, t.width, t.stride), &r));
       }
       above_mask = mask;
     }
@@ -225,10 +198,19 @@ struct DeltaEntropyCoder::Impl {
 
 DeltaEntropyCoder::~DeltaEntropyCoder() = default;
 
+// Slices never span planes: luma and chroma residuals differ, and each
+// slice's models learn one of them. (A slice never lacks tiles: a tile
+// holds at most 1 KiB.)
+int DeltaEntropyCoder::plane_slice_count(const DeltaPlaneLayout& plane) {
+  const size_t bytes = size_t(plane.row_bytes) * plane.height;
+  const size_t by_size = (bytes + kSliceBytes - 1) / kSliceBytes;
+  return static_cast<int>(std::max<size_t>(1, std::min(by_size, size_t(kMaxPlaneSlices))));
+}
+
 int DeltaEntropyCoder::slice_count(const DeltaLayout& layout) {
-  const size_t tiles = layout.tile_count();
-  const size_t by_size = (layout.frame_bytes + kSliceBytes - 1) / kSliceBytes;
-  return static_cast<int>(std::max<size_t>(1, std::min({by_size, tiles, size_t(kMaxSlices)})));
+  int n = 0;
+  for (int i = 0; i < layout.n_planes; i++) n += plane_slice_count(layout.planes[i]);
+  return n;
 }
 
 Status DeltaEntropyCoder::create(const DeltaLayout& layout,
@@ -239,11 +221,17 @@ Status DeltaEntropyCoder::create(const DeltaLayout& layout,
   c->impl_.reset(new Impl());
   Impl& m = *c->impl_;
   m.layout = layout;
-  const int n = slice_count(layout);
-  for (int s = 0; s < n; s++) {
-    m.slice_end.push_back(layout.tile_count() * (s + 1) / n);
-    m.slices.emplace_back(new Slice());
+  size_t first = 0;  // the plane's first tile
+  for (int i = 0; i < layout.n_planes; i++) {
+    const size_t tiles = layout.planes[i].tile_count();
+    const int n = plane_slice_count(layout.planes[i]);
+    for (int s = 0; s < n; s++) {
+      m.slice_end.push_back(first + tiles * (s + 1) / n);
+      m.slices.emplace_back(new Slice());
+    }
+    first += tiles;
   }
+  const int n = static_cast<int>(m.slices.size());
   m.stream_begin.resize(n);
   m.stream_size.resize(n);
   m.decoded.resize(n);

@@ -43,32 +43,56 @@ inline const RansDivisors& rans_divisors() {
   return d;
 }
 
+// Two rANS states take turns, symbol i using state i mod 2, and share one
+// byte stream: each symbol's arithmetic depends on the symbol two before
+// it, not the one before, so two symbols are in flight at once (the coding
+// of a single state is a chain of dependent multiplies; ryg_rans's
+// "interleaved" coder). Writer and reader hold the state of the symbol at
+// hand in cur_ and swap after every symbol.
+//
 // Writes backwards from `end`; the caller guarantees room (two bytes a
-// symbol at most, four for the flush).
+// symbol at most, eight for the flush).
 class RansWriter {
  public:
+  // Both states start at kRansLow, so the first symbol put (the last of
+  // the stream) may take either.
   explicit RansWriter(uint8_t* end) : p_(end), div_(rans_divisors()) {}
   // One symbol occupying [start, start + freq) of the scale; freq >= 1.
+  // Symbols come last first.
   void put(uint32_t start, uint32_t freq) {
-    const uint32_t x_max = ((kRansLow >> kRansScaleBits) << 8) * freq;
-    while (x_ >= x_max) {
-      *--p_ = static_cast<uint8_t>(x_);
-      x_ >>= 8;
-    }
-    const uint32_t q = div_.divide(x_, freq);
-    x_ = (q << kRansScaleBits) + (x_ - q * freq) + start;
+    // Renormalise: shift out 0, 1 or 2 bytes (the scale has 12 bits) until
+    // x < x_max. Coded data makes that branch a coin toss, so the count is
+    // computed and both bytes are stored whatever it is: the caller's room
+    // of two bytes a symbol holds them, and a byte stored below the new p_
+    // is overwritten by a later symbol or lies before the stream's start.
+    const uint64_t x_max = uint64_t((kRansLow >> kRansScaleBits) << 8) * freq;
+    const uint32_t n = (cur_ >= x_max) + (cur_ >= (x_max << 8));
+    p_[-1] = static_cast<uint8_t>(cur_);
+    p_[-2] = static_cast<uint8_t>(cur_ >> 8);
+    p_ -= n;
+    const uint32_t x = static_cast<uint32_t>(uint64_t(cur_) >> (8 * n));
+    const uint32_t q = div_.divide(x, freq);
+    cur_ = other_;
+    other_ = (q << kRansScaleBits) + (x - q * freq) + start;
   }
-  // Writes the final state; returns the first byte of the stream.
+  // Writes the final states, state 0 first in memory, each most
+  // significant byte first; returns the first byte of the stream.
   uint8_t* finish() {
-    for (int i = 0; i < 4; i++) {  // most significant byte first in memory
-      *--p_ = static_cast<uint8_t>(x_);
-      x_ >>= 8;
-    }
+    // Symbol 0 came last and used state 0, which is now in other_; the same
+    // holds with no symbols, both states being at their start.
+    write_state(cur_);
+    write_state(other_);
     return p_;
   }
 
  private:
-  uint32_t x_ = kRansLow;
+  void write_state(uint32_t x) {
+    for (int i = 0; i < 4; i++) {
+      *--p_ = static_cast<uint8_t>(x);
+      x >>= 8;
+    }
+  }
+  uint32_t cur_ = kRansLow, other_ = kRansLow;
   uint8_t* p_;
   const RansDivisors& div_;
 };
@@ -79,38 +103,48 @@ class RansWriter {
 class RansReader {
  public:
   RansReader(const uint8_t* begin, const uint8_t* end) : p_(begin), end_(end) {
-    for (int i = 0; i < 4; i++) x_ = (x_ << 8) | next();
-    if (x_ < kRansLow || x_ >= (kRansLow << 8)) {
-      damaged_ = true;
-      x_ = kRansLow;
-    }
+    cur_ = read_state();
+    other_ = read_state();
   }
   // The position of the next symbol in the scale.
-  uint32_t slot() const { return x_ & (kRansScale - 1); }
+  uint32_t slot() const { return cur_ & (kRansScale - 1); }
   // Consumes the symbol that occupies [start, start + freq), slot() in it.
   void take(uint32_t start, uint32_t freq) {
-    x_ = freq * (x_ >> kRansScaleBits) + slot() - start;
-    while (x_ < kRansLow) {
+    uint32_t x = freq * (cur_ >> kRansScaleBits) + slot() - start;
+    while (x < kRansLow) {
       if (p_ == end_) {  // a damaged stream: stop reading, keep the state sane
         damaged_ = true;
-        x_ = kRansLow;
+        x = kRansLow;
         break;
       }
-      x_ = (x_ << 8) | *p_++;
+      x = (x << 8) | *p_++;
     }
+    cur_ = other_;
+    other_ = x;
   }
-  // True when the stream was consumed exactly and ended in the start state.
-  bool finished_cleanly() const { return !damaged_ && p_ == end_ && x_ == kRansLow; }
+  // True when the stream was consumed exactly and both states ended where
+  // the encoder started them.
+  bool finished_cleanly() const {
+    return !damaged_ && p_ == end_ && cur_ == kRansLow && other_ == kRansLow;
+  }
 
  private:
-  uint32_t next() {
-    if (p_ == end_) {
-      damaged_ = true;
-      return 0;
+  uint32_t read_state() {
+    uint32_t x = 0;
+    for (int i = 0; i < 4; i++) {
+      if (p_ == end_) {
+        damaged_ = true;
+        return kRansLow;
+      }
+      x = (x << 8) | *p_++;
     }
-    return *p_++;
+    if (x < kRansLow || x >= (kRansLow << 8)) {
+      damaged_ = true;
+      return kRansLow;
+    }
+    return x;
   }
-  uint32_t x_ = 0;
+  uint32_t cur_ = 0, other_ = 0;
   const uint8_t* p_;
   const uint8_t* end_;
   bool damaged_ = false;

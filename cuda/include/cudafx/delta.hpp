@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cudafx/cuda_resources.hpp"
+#include "cudafx/delta_math.hpp"
 #include "cudafx/image.hpp"
 #include "cudafx/status.hpp"
 
@@ -26,7 +27,7 @@ namespace cudafx {
 
 constexpr int kDeltaTileW = 64;  // bytes
 constexpr int kDeltaTileH = 16;  // rows
-constexpr int kDeltaVersion = 2;
+constexpr int kDeltaVersion = 3;
 constexpr size_t kDeltaHeaderSize = 48;
 
 struct DeltaPlaneLayout {
@@ -94,8 +95,8 @@ uint64_t delta_checksum(const DeltaLayout& layout, const ImageView& img);
 struct DeltaScratch {
   std::vector<uint8_t> residual;  // frame_bytes: residuals, planes and rows tight
   std::vector<uint8_t> changed;   // one flag a tile, all planes
-  int16_t quantised[511] = {};    // delta_quantise(d, threshold) at d + 255
-  int table_threshold = -1;       // the threshold `quantised` is for
+  DeltaStepDivisor step;          // for threshold `step_threshold`
+  int step_threshold = -1;
 };
 
 // Encodes `cur` against `ref` (updated in place) into a raw payload.

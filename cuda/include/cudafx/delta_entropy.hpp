@@ -39,8 +39,10 @@ class DeltaEntropyCoder {
   // error the models are in an undefined state until reset().
   Status decode(const uint8_t* data, size_t size, int threshold, uint8_t* raw, size_t raw_size);
 
-  // Slices a frame of this layout is cut into (docs/delta-format.md).
+  // Slices a frame of this layout is cut into, and those of one plane
+  // (docs/delta-format.md).
   static int slice_count(const DeltaLayout& layout);
+  static int plane_slice_count(const DeltaPlaneLayout& plane);
 
  private:
   DeltaEntropyCoder() = default;

@@ -31,4 +31,27 @@ CUDAFX_HD int delta_residual(int cur, int ref, int t) {
   return delta_clamp_residual(delta_quantise(cur - ref, t), ref);
 }
 
+// The CPU encoder's division by the step: floor(n / (2t+1)) for every n in
+// 0 .. 255 + t as ((n * mul) >> 16) >> shift, all in 16 bits, which lets it
+// quantise 8 or 16 bytes an instruction. The smallest shift whose rounded-up
+// multiplier is exact over that range; one exists for every t in 1..255
+// (tested exhaustively).
+struct DeltaStepDivisor {
+  unsigned mul = 0, shift = 0;
+};
+inline DeltaStepDivisor delta_step_divisor(int t) {
+  const unsigned s = 2u * static_cast<unsigned>(t) + 1;
+  for (unsigned shift = 0; shift <= 15; shift++) {
+    const unsigned long long mul = ((1ull << (16 + shift)) + s - 1) / s;
+    if (mul > 0xffff)
+      break;
+    bool exact = true;
+    for (unsigned n = 0; n <= 255u + static_cast<unsigned>(t) && exact; n++)
+      exact = ((n * mul) >> 16 >> shift) == n / s;
+    if (exact)
+      return {static_cast<unsigned>(mul), shift};
+  }
+  return {};
+}
+
 }  // namespace cudafx
