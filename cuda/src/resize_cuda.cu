@@ -459,15 +459,11 @@ Kernel kernel_for(const ResizePlanePlan& p, bool w4) {
 // Launches `k` over the plane with strips as long as one wave of resident
 // blocks allows: every thread's row window then starts once, and no partial
 // last wave leaves SMs idle (with 2-3 waves of equal blocks, the last one
-// cost a quarter of the time). Occupancy is the compiled kernel's, on the
-// current device.
-Status launch(Kernel k, PlaneArgs a, int px, cudaStream_t s) {
+// cost a quarter of the time). `resident` blocks fit on the device at once
+// (resize_cuda_prepare).
+Status launch_plane(Kernel k, PlaneArgs a, int px, long resident, cudaStream_t s) {
   const int gx = (a.dst_w + kBlockX * px - 1) / (kBlockX * px);
-  int device = 0, sms = 0, per_sm = 0;
-  CUDAFX_CUDA_TRY(cudaGetDevice(&device));
-  CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDAFX_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kBlockX * kBlockY, 0));
-  const long block_rows = std::max(1L, static_cast<long>(sms) * std::max(per_sm, 1) / gx);
+  const long block_rows = std::max(1L, resident / gx);
   a.seg = static_cast<int>((a.dst_h + kBlockY * block_rows - 1) / (kBlockY * block_rows));
   const dim3 grid(gx, (a.dst_h + kBlockY * a.seg - 1) / (kBlockY * a.seg));
   k<<<grid, dim3(kBlockX, kBlockY), 0, s>>>(a);
@@ -481,8 +477,25 @@ bool aligned(const void* p, size_t pitch, unsigned to) {
 
 }  // namespace
 
-Status resize_cuda(const ResizePlan& plan, const ResizeDeviceTaps& taps, const ImageView& src,
-                   const ImageView& dst, StreamHandle stream) {
+// The compiled kernels' occupancy on the current device, once per op rather
+// than per frame (three driver queries a plane).
+Status resize_cuda_prepare(const ResizePlan& plan, ResizeLaunch* launch) {
+  int device = 0;
+  CUDAFX_CUDA_TRY(cudaGetDevice(&device));
+  CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&launch->sms, cudaDevAttrMultiProcessorCount, device));
+  for (int i = 0; i < plan.n_planes; i++)
+    for (int w4 = 0; w4 < 2; w4++) {
+      int per_sm = 0;
+      CUDAFX_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, kernel_for(plan.planes[i], w4 != 0), kBlockX * kBlockY, 0));
+      launch->blocks_per_sm[i][w4] = std::max(per_sm, 1);
+    }
+  return Status::ok();
+}
+
+Status resize_cuda(const ResizePlan& plan, const ResizeDeviceTaps& taps,
+                   const ResizeLaunch& launch, const ImageView& src, const ImageView& dst,
+                   StreamHandle stream) {
   CUDAFX_TRY(validate_view(src, plan.src, "resize source"));
   CUDAFX_TRY(validate_view(dst, plan.dst, "resize destination"));
   for (int i = 0; i < plan.n_planes; i++) {
@@ -505,8 +518,9 @@ Status resize_cuda(const ResizePlan& plan, const ResizeDeviceTaps& taps, const I
     a.dst_aligned = aligned(dp.data, dp.pitch, 16);
     a.seg = 1;
     const bool w4 = C == 4 && aligned(sp.data, sp.pitch, 4);
-    CUDAFX_TRY(launch(kernel_for(p, w4), a,
-                      p.x.taps == 1 ? nearest_px(C) : filter_px(C), stream));
+    const long resident = static_cast<long>(launch.sms) * launch.blocks_per_sm[i][w4];
+    CUDAFX_TRY(launch_plane(kernel_for(p, w4), a,
+                            p.x.taps == 1 ? nearest_px(C) : filter_px(C), resident, stream));
   }
   return Status::ok();
 }

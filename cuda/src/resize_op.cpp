@@ -39,6 +39,7 @@ Status ResizeOp::create(Backend backend, const ImageDesc& src, const ImageDesc& 
       op->taps_.x[i] = base + x_at[i];
       op->taps_.y[i] = base + y_at[i];
     }
+    CUDAFX_TRY(resize_cuda_prepare(plan, &op->launch_));
   }
   *out = std::move(op);
   return Status::ok();
@@ -50,7 +51,7 @@ Status ResizeOp::submit(StreamHandle stream, const ImageView& src, const ImageVi
   CUDAFX_TRY(check_distinct(src, dst, "resize"));
   if (backend_ == Backend::Cpu)
     return resize_cpu(plan_, src, dst, host_scratch_);
-  return resize_cuda(plan_, taps_, src, dst, stream);
+  return resize_cuda(plan_, taps_, launch_, src, dst, stream);
 }
 
 }  // namespace cudafx

@@ -100,6 +100,14 @@ struct ResizeDeviceTaps {
   const ResizeTap* y[kMaxPlanes] = {nullptr, nullptr, nullptr};
 };
 
+// What the CUDA launches need to know of the device, asked once when the op
+// is built: its SMs, and how many blocks of each plane's kernel fit on one
+// (by the source's alignment: the 4-byte-load variant or not).
+struct ResizeLaunch {
+  int sms = 0;
+  int blocks_per_sm[kMaxPlanes][2] = {};
+};
+
 // The op: built once for a pair of formats and sizes, then submitted per
 // frame.
 class ResizeOp {
@@ -125,6 +133,7 @@ class ResizeOp {
   ResizePlan plan_;
   DeviceBuffer device_taps_;
   ResizeDeviceTaps taps_;
+  ResizeLaunch launch_;
   std::vector<int32_t> host_scratch_;  // CPU: per-worker rings of horizontal rows
 };
 
@@ -132,7 +141,10 @@ class ResizeOp {
 size_t resize_cpu_scratch_ints(const ResizePlan& plan);
 Status resize_cpu(const ResizePlan& plan, const ImageView& src, const ImageView& dst,
                   std::vector<int32_t>& scratch);
-Status resize_cuda(const ResizePlan& plan, const ResizeDeviceTaps& taps, const ImageView& src,
-                   const ImageView& dst, StreamHandle stream);
+// In the CUDA context the op runs in.
+Status resize_cuda_prepare(const ResizePlan& plan, ResizeLaunch* launch);
+Status resize_cuda(const ResizePlan& plan, const ResizeDeviceTaps& taps,
+                   const ResizeLaunch& launch, const ImageView& src, const ImageView& dst,
+                   StreamHandle stream);
 
 }  // namespace cudafx
