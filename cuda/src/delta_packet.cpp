@@ -166,16 +166,16 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
 }
 
 Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t size,
-                          const DeltaPacketInfo& info, DeltaEntropyCoder* entropy,
-                          std::vector<uint8_t>* raw) {
+                          const DeltaPacketInfo& info, DeltaEntropyCoder* entropy, uint8_t* raw) {
   auto bad = [](const std::string& why) { return Status::invalid("delta packet: " + why); };
   const uint8_t* p = data + kDeltaHeaderSize;
   const size_t payload = size - kDeltaHeaderSize, raw_size = info.raw_size;
-  raw->resize(raw_size);
+  if (raw_size > layout.max_raw_bytes())  // read_delta_header's bound; never past `raw`
+    return bad("raw size beyond the caps");
   if (info.compression == DeltaCompression::Rans) {
     if (!entropy)
       return bad("rans payload but no entropy coder for the stream");
-    const Status s = entropy->decode(p, payload, info.threshold, raw->data(), raw_size);
+    const Status s = entropy->decode(p, payload, info.threshold, raw, raw_size);
     if (!s.is_ok())
       return bad(s.message());
   } else if (info.compression == DeltaCompression::Zstd) {
@@ -184,18 +184,18 @@ Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t
     const unsigned long long content = ZSTD_getFrameContentSize(p, payload);
     if (content != raw_size)
       return bad("zstd frame size differs from the header");
-    const size_t n = ZSTD_decompressDCtx(zstd().d.get(), raw->data(), raw_size, p, payload);
+    const size_t n = ZSTD_decompressDCtx(zstd().d.get(), raw, raw_size, p, payload);
     if (ZSTD_isError(n) || n != raw_size)
       return bad(std::string("zstd: ") + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short"));
   } else {
     if (payload != raw_size)
       return bad("uncompressed payload size differs from the raw size");
-    std::memcpy(raw->data(), p, raw_size);
+    std::memcpy(raw, p, raw_size);
   }
   if (!info.keyframe) {
-    if (!bitmap_padding_clear(layout, raw->data()))
+    if (!bitmap_padding_clear(layout, raw))
       return bad("tile bitmap has bits beyond the last tile");
-    if (for_each_set_tile(layout, raw->data(), [](int, size_t, int, int, size_t) {}) != raw_size)
+    if (for_each_set_tile(layout, raw, [](int, size_t, int, int, size_t) {}) != raw_size)
       return bad("tile bytes do not match the tile bitmap");
   } else if (entropy) {
     entropy->reset();

@@ -14,8 +14,8 @@ Status make_reference(const ImageDesc& desc, std::vector<uint8_t>* storage, Imag
 }  // namespace
 
 Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings& s, bool key,
-                           uint32_t counter, uint64_t recon_checksum,
-                           const std::vector<uint8_t>& raw, size_t changed,
+                           uint32_t counter, uint64_t recon_checksum, const uint8_t* raw,
+                           size_t raw_size, size_t changed,
                            DeltaEntropyCoder* entropy, std::vector<uint8_t>* packet,
                            DeltaEncodeStats* stats) {
   DeltaPacketInfo info;
@@ -24,12 +24,11 @@ Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings&
   info.counter = counter;
   info.threshold = static_cast<uint8_t>(s.threshold);
   info.recon_checksum = recon_checksum;
-  CUDAFX_TRY(write_delta_packet(layout, info, raw.data(), raw.size(), s.zstd_level, entropy,
-                                packet));
+  CUDAFX_TRY(write_delta_packet(layout, info, raw, raw_size, s.zstd_level, entropy, packet));
   if (stats) {
     stats->keyframe = key;
     stats->changed_bytes = key ? layout.frame_bytes : changed;
-    stats->raw_bytes = raw.size();
+    stats->raw_bytes = raw_size;
     stats->packet_bytes = packet->size();
   }
   return Status::ok();
@@ -55,8 +54,8 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
   const bool key = s.force_keyframe || !have_ref_;
   size_t changed = 0;
   delta_encode_cpu(layout_, cur, ref_, s.threshold, key, &scratch_, &raw_, &changed);
-  CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_, delta_checksum(layout_, ref_), raw_,
-                                 changed, entropy_.get(), packet, stats));
+  CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_, delta_checksum(layout_, ref_),
+                                 raw_.data(), raw_.size(), changed, entropy_.get(), packet, stats));
   have_ref_ = true;
   counter_++;
   return Status::ok();
@@ -64,7 +63,6 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
 
 Status DeltaDecoderBase::init(const ImageDesc& desc) {
   CUDAFX_TRY(make_delta_layout(desc, &layout_));
-  raw_.reserve(layout_.max_raw_bytes());
   return DeltaEntropyCoder::create(layout_, &entropy_);
 }
 
@@ -95,13 +93,14 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
       return DeltaDecodeResult::NeedKeyframe;
     }
   }
-  const Status p = read_delta_payload(layout_, data, size, info, entropy_.get(), &raw_);
+  const Status p = read_delta_payload(layout_, data, size, info, entropy_.get(), raw_);
   if (!p.is_ok()) {
     synced_ = false;
     if (error)
       *error = p.message();
     return DeltaDecodeResult::Corrupt;
   }
+  raw_size_ = info.raw_size;
   uint64_t checksum = 0;
   const Status r = reconstruct(info.keyframe, &checksum);
   if (!r.is_ok()) {
@@ -126,12 +125,14 @@ Status DeltaDecoder::create(const ImageDesc& desc, std::unique_ptr<DeltaDecoder>
   std::unique_ptr<DeltaDecoder> d(new DeltaDecoder());
   CUDAFX_TRY(d->init(desc));
   CUDAFX_TRY(make_reference(desc, &d->ref_storage_, &d->ref_));
+  d->raw_storage_.resize(d->layout_.max_raw_bytes());
+  d->raw_ = d->raw_storage_.data();
   *out = std::move(d);
   return Status::ok();
 }
 
 Status DeltaDecoder::reconstruct(bool keyframe, uint64_t* checksum) {
-  delta_apply_cpu(layout_, raw_.data(), raw_.size(), keyframe, ref_);
+  delta_apply_cpu(layout_, raw_, raw_size_, keyframe, ref_);
   *checksum = delta_checksum(layout_, ref_);
   return Status::ok();
 }

@@ -56,15 +56,19 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
   CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream));
   CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream));
   CUDAFX_TRY(synchronize_stream(stream));
+  // A keyframe's payload is the tight frame, compressed from where it
+  // landed; a delta frame's is packed from the residuals.
   size_t changed = 0;
-  if (key) {
-    raw_.assign(residual_host_.bytes(), residual_host_.bytes() + layout_.frame_bytes);
-  } else {
+  const uint8_t* raw = residual_host_.bytes();
+  size_t raw_size = layout_.frame_bytes;
+  if (!key) {
     pack_delta_payload(layout_, residual_host_.bytes(), changed_host_.bytes(), &raw_, &changed);
+    raw = raw_.data();
+    raw_size = raw_.size();
   }
   CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_,
-                                 *static_cast<const uint64_t*>(sum_host_.get()), raw_, changed,
-                                 entropy_.get(), packet, stats));
+                                 *static_cast<const uint64_t*>(sum_host_.get()), raw, raw_size,
+                                 changed, entropy_.get(), packet, stats));
   have_ref_ = true;
   counter_++;
   return Status::ok();
@@ -85,6 +89,7 @@ Status DeltaDecoderCuda::create(const ImageDesc& desc, StreamHandle stream,
   CUDAFX_TRY(d->offsets_dev_.allocate(d->n_tiles_ * sizeof(uint32_t)));
   CUDAFX_TRY(d->sum_dev_.allocate(sizeof(uint64_t)));
   CUDAFX_TRY(d->raw_host_.allocate(l.max_raw_bytes()));
+  d->raw_ = d->raw_host_.bytes();  // packets are decompressed straight into pinned memory
   CUDAFX_TRY(d->offsets_host_.allocate(d->n_tiles_ * sizeof(uint32_t)));
   CUDAFX_TRY(d->sum_host_.allocate(sizeof(uint64_t)));
   // Before the first keyframe the reconstruction is defined (zero), as on
@@ -96,20 +101,21 @@ Status DeltaDecoderCuda::create(const ImageDesc& desc, StreamHandle stream,
   return Status::ok();
 }
 
-// The payload goes up as it is; for a delta frame, so does where each set
-// tile's residuals start in it (read_delta_payload has checked that the
-// payload is exactly the bitmaps plus the set tiles).
+// The payload goes up as it is, from the pinned buffer it was decompressed
+// into (the last packet's copy has finished: every packet synchronises);
+// for a delta frame, so does where each set tile's residuals start in it
+// (read_delta_payload has checked that the payload is exactly the bitmaps
+// plus the set tiles).
 Status DeltaDecoderCuda::reconstruct(bool keyframe, uint64_t* checksum) {
-  std::memcpy(raw_host_.get(), raw_.data(), raw_.size());
-  CUDAFX_TRY(copy_bytes_async(raw_dev_.get(), raw_host_.get(), raw_.size(), stream_));
+  CUDAFX_TRY(copy_bytes_async(raw_dev_.get(), raw_, raw_size_, stream_));
   if (!keyframe) {
     uint32_t* offsets = static_cast<uint32_t*>(offsets_host_.get());
     std::fill(offsets, offsets + n_tiles_, kDeltaNoTile);
     const size_t pos = for_each_set_tile(
-        layout_, raw_.data(), [&](int, size_t tile, int, int, size_t offset) {
+        layout_, raw_, [&](int, size_t tile, int, int, size_t offset) {
           offsets[tile] = static_cast<uint32_t>(offset);
         });
-    if (pos != raw_.size())
+    if (pos != raw_size_)
       return Status::invalid("delta decoder: payload size does not match its tile bitmap");
     CUDAFX_TRY(copy_bytes_async(offsets_dev_.get(), offsets_host_.get(),
                                 n_tiles_ * sizeof(uint32_t), stream_));

@@ -142,12 +142,12 @@ Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info
 // 1. The header: every field checked against `layout`, and both CRCs.
 Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t size,
                          DeltaPacketInfo* info);
-// 2. The raw payload of a packet whose header passed, in *raw, its size
-// checked against the tile bitmap. `entropy` as for write_delta_packet: a
-// keyframe resets it, a Rans delta frame advances it.
+// 2. The raw payload of a packet whose header passed (info.raw_size bytes)
+// at `raw`, which has room for layout.max_raw_bytes(), its size checked
+// against the tile bitmap. `entropy` as for write_delta_packet: a keyframe
+// resets it, a Rans delta frame advances it.
 Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t size,
-                          const DeltaPacketInfo& info, DeltaEntropyCoder* entropy,
-                          std::vector<uint8_t>* raw);
+                          const DeltaPacketInfo& info, DeltaEntropyCoder* entropy, uint8_t* raw);
 
 // -- streams --
 
@@ -157,7 +157,7 @@ struct DeltaEncodeStats;
 // packet, and the statistics.
 Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings& settings,
                            bool keyframe, uint32_t counter, uint64_t recon_checksum,
-                           const std::vector<uint8_t>& raw, size_t changed_bytes,
+                           const uint8_t* raw, size_t raw_size, size_t changed_bytes,
                            DeltaEntropyCoder* entropy, std::vector<uint8_t>* packet,
                            DeltaEncodeStats* stats);
 
@@ -258,14 +258,18 @@ class DeltaDecoderBase {
   const DeltaLayout& layout() const { return layout_; }
 
  protected:
-  // Applies raw_ (validated, of a keyframe or not) to ref_ and returns the
-  // checksum of the result.
+  // Applies the raw payload (raw_size_ bytes at raw_, validated, of a
+  // keyframe or not) to ref_ and returns the checksum of the result.
   virtual Status reconstruct(bool keyframe, uint64_t* checksum) = 0;
   Status init(const ImageDesc& desc);
 
   DeltaLayout layout_;
   ImageView ref_;
-  std::vector<uint8_t> raw_;
+  // Where packets are decompressed: the backend's buffer of
+  // layout_.max_raw_bytes(), set by its create() (the CUDA decoder's is
+  // pinned, so the payload goes up to the device without another copy).
+  uint8_t* raw_ = nullptr;
+  size_t raw_size_ = 0;
   std::unique_ptr<DeltaEntropyCoder> entropy_;
 
  private:
@@ -283,7 +287,7 @@ class DeltaDecoder : public DeltaDecoderBase {
   Status reconstruct(bool keyframe, uint64_t* checksum) override;
 
  private:
-  std::vector<uint8_t> ref_storage_;
+  std::vector<uint8_t> ref_storage_, raw_storage_;
 };
 
 // Applies a validated raw payload to a device reconstruction on `stream`:
