@@ -15,8 +15,8 @@
 namespace cudafx {
 namespace {
 
-constexpr size_t kSliceBytes = size_t(128) << 10;  // plane bytes a slice covers, about
-constexpr int kMaxPlaneSlices = 16;
+constexpr size_t kSliceBytes = size_t(128) << 10;  // plane bytes a slice covers, at least
+constexpr size_t kFrameSlices = 16;                // slices a frame has, about, at most
 constexpr int kGroupBytes = 8;               // a mask bit covers this many bytes of a row
 constexpr int kMaskContexts = 10;            // popcount of the row above, or the first row
 constexpr int kByteContexts = 5 * 5 * 3 * 3;  // left and above signed, upper corners by size
@@ -199,17 +199,21 @@ struct DeltaEntropyCoder::Impl {
 DeltaEntropyCoder::~DeltaEntropyCoder() = default;
 
 // Slices never span planes: luma and chroma residuals differ, and each
-// slice's models learn one of them. (A slice never lacks tiles: a tile
-// holds at most 1 KiB.)
-int DeltaEntropyCoder::plane_slice_count(const DeltaPlaneLayout& plane) {
-  const size_t bytes = size_t(plane.row_bytes) * plane.height;
+// slice's models learn one of them. A plane gets one slice a 128 KiB, and
+// large frames about 16 in all, shared by the planes' sizes: enough
+// threads, and models (up to ~0.8 MB each) that fit in memory. (A slice
+// never lacks tiles: a tile holds at most 1 KiB.)
+int DeltaEntropyCoder::plane_slice_count(const DeltaLayout& layout, int plane) {
+  const DeltaPlaneLayout& p = layout.planes[plane];
+  const size_t bytes = size_t(p.row_bytes) * p.height;
   const size_t by_size = (bytes + kSliceBytes - 1) / kSliceBytes;
-  return static_cast<int>(std::max<size_t>(1, std::min(by_size, size_t(kMaxPlaneSlices))));
+  const size_t share = (kFrameSlices * bytes + layout.frame_bytes - 1) / layout.frame_bytes;
+  return static_cast<int>(std::max<size_t>(1, std::min(by_size, share)));
 }
 
 int DeltaEntropyCoder::slice_count(const DeltaLayout& layout) {
   int n = 0;
-  for (int i = 0; i < layout.n_planes; i++) n += plane_slice_count(layout.planes[i]);
+  for (int i = 0; i < layout.n_planes; i++) n += plane_slice_count(layout, i);
   return n;
 }
 
@@ -224,7 +228,7 @@ Status DeltaEntropyCoder::create(const DeltaLayout& layout,
   size_t first = 0;  // the plane's first tile
   for (int i = 0; i < layout.n_planes; i++) {
     const size_t tiles = layout.planes[i].tile_count();
-    const int n = plane_slice_count(layout.planes[i]);
+    const int n = plane_slice_count(layout, i);
     for (int s = 0; s < n; s++) {
       m.slice_end.push_back(first + tiles * (s + 1) / n);
       m.slices.emplace_back(new Slice());

@@ -42,7 +42,7 @@ class DeltaEntropyCoder {
   // Slices a frame of this layout is cut into, and those of one plane
   // (docs/delta-format.md).
   static int slice_count(const DeltaLayout& layout);
-  static int plane_slice_count(const DeltaPlaneLayout& plane);
+  static int plane_slice_count(const DeltaLayout& layout, int plane);
 
  private:
   DeltaEntropyCoder() = default;
