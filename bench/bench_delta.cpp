@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
   md << "## cudadeltaenc (encode side)\n\nMeasured " << date << " on **" << device
      << "**, commit `" << commit << "`, by `bench/bench_delta`. Frames where 5 % of the "
      << "bytes changed by more than the threshold (10); the default entropy stage, rans "
-     << "(context models and rANS; every plane in slices of at least 128 KiB, about 16 a "
-     << "frame, coded on parallel threads). *kernels*: residuals, "
+     << "(context models and rANS; every plane in slices of at least 128 KiB, at most 16 "
+     << "a frame, coded on parallel threads). *kernels*: residuals, "
      << "reference update, tile flags and checksum on the GPU (CUDA events); *CUDA encoder*: "
      << "those plus the copies back, packing and the entropy stage; *CPU encoder*: our CPU "
      << "backend; *element*: `appsrc ! cudadeltaenc ! fakesink` on pre-made buffers, CUDA "

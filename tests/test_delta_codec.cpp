@@ -408,7 +408,8 @@ TEST(DeltaRans, LargeFramesRoundTripInSlices) {
 // The encoder may change its entropy stage (and threshold) on any frame: the
 // models learn only from rans frames, on both sides alike.
 // Slices as docs/delta-format.md counts them: per plane, one per 128 KiB
-// of the plane (rounded up), at most its share of 16 by size (rounded up).
+// of the plane (rounded up), at most its share of 16 by size (rounded
+// down), at least one.
 TEST(DeltaRans, SlicesFollowTheFormat) {
   auto slices = [](PixelFormat f, int w, int h) {
     DeltaLayout layout;
@@ -416,8 +417,8 @@ TEST(DeltaRans, SlicesFollowTheFormat) {
     return DeltaEntropyCoder::slice_count(layout);
   };
   EXPECT_EQ(slices(PixelFormat::I420, 768, 576), 4 + 1 + 1);  // 432 KiB of Y, 108 of U and V
-  EXPECT_EQ(slices(PixelFormat::NV12, 1920, 1080), 11 + 6);   // 1.98 MiB of Y, 0.99 of UV
-  EXPECT_EQ(slices(PixelFormat::I420, 3840, 2160), 11 + 3 + 3);
+  EXPECT_EQ(slices(PixelFormat::NV12, 1920, 1080), 10 + 5);   // 1.98 MiB of Y, 0.99 of UV
+  EXPECT_EQ(slices(PixelFormat::I420, 3840, 2160), 10 + 2 + 2);
   EXPECT_EQ(slices(PixelFormat::RGBA, 3840, 2160), 16);
   EXPECT_EQ(slices(PixelFormat::RGBA, 64, 16), 1);
   EXPECT_EQ(slices(PixelFormat::GRAY8, 1, 1), 1);

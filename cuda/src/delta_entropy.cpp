@@ -16,7 +16,7 @@ namespace cudafx {
 namespace {
 
 constexpr size_t kSliceBytes = size_t(128) << 10;  // plane bytes a slice covers, at least
-constexpr size_t kFrameSlices = 16;                // slices a frame has, about, at most
+constexpr size_t kFrameSlices = 16;                // slices a frame has at most (but one a plane)
 constexpr int kGroupBytes = 8;               // a mask bit covers this many bytes of a row
 constexpr int kMaskContexts = 10;            // popcount of the row above, or the first row
 constexpr int kByteContexts = 5 * 5 * 3 * 3;  // left and above signed, upper corners by size
@@ -200,14 +200,15 @@ DeltaEntropyCoder::~DeltaEntropyCoder() = default;
 
 // Slices never span planes: luma and chroma residuals differ, and each
 // slice's models learn one of them. A plane gets one slice a 128 KiB, and
-// large frames about 16 in all, shared by the planes' sizes: enough
-// threads, and models (up to ~0.8 MB each) that fit in memory. (A slice
-// never lacks tiles: a tile holds at most 1 KiB.)
+// a large frame at most 16 in all, shared by the planes' sizes (rounded
+// down, so that 16 threads take them in one round): enough parallelism, and
+// models (up to ~0.8 MB a slice) that stay small. (A slice never lacks
+// tiles: a tile holds at most 1 KiB.)
 int DeltaEntropyCoder::plane_slice_count(const DeltaLayout& layout, int plane) {
   const DeltaPlaneLayout& p = layout.planes[plane];
   const size_t bytes = size_t(p.row_bytes) * p.height;
   const size_t by_size = (bytes + kSliceBytes - 1) / kSliceBytes;
-  const size_t share = (kFrameSlices * bytes + layout.frame_bytes - 1) / layout.frame_bytes;
+  const size_t share = kFrameSlices * bytes / layout.frame_bytes;
   return static_cast<int>(std::max<size_t>(1, std::min(by_size, share)));
 }
 
