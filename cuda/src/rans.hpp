@@ -4,8 +4,9 @@
 //
 // rANS is last-in first-out: the encoder takes the symbols in reverse order
 // and writes its bytes backwards, so that the decoder reads forwards and
-// gets them in order. The state starts at kRansLow; a decoder that finishes
-// with any other state, or with bytes left over, read a damaged stream.
+// gets them in order. Both states start at kRansLow; a decoder that
+// finishes with any other state, or with bytes left over, read a damaged
+// stream.
 #pragma once
 
 #include <cstddef>
