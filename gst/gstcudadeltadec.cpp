@@ -50,11 +50,10 @@ enum
   PROP_CUDA_DEVICE_ID,
 };
 
-
 struct GstCudaDeltaDecState
 {
-  /* properties, under the object lock */
-  /* from start to stop */
+  /* the backend and cuda-device-id settings (under the object lock), and
+   * from start to stop the device */
   GstCudaFxDevice dev;
 
   /* streaming thread; a decoder of the backend chosen at start */

@@ -75,7 +75,8 @@ struct GstCudaDeltaEncState
   GstCudaDeltaCompression compression = DEFAULT_COMPRESSION;
   gint zstd_level = DEFAULT_ZSTD_LEVEL;
   gboolean post_stats = DEFAULT_POST_STATS;
-  /* from start to stop */
+  /* the backend and cuda-device-id settings (under the object lock), and
+   * from start to stop the device */
   GstCudaFxDevice dev;
 
   /* streaming thread; one encoder, of the backend chosen at start */

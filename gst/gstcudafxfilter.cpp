@@ -17,9 +17,8 @@ enum
 /* C++ state lives behind a pointer: GObject instance memory is raw. */
 struct GstCudaFxFilterState
 {
-  /* properties, under the object lock */
-
-  /* from start to stop */
+  /* the backend and cuda-device-id settings (under the object lock), and
+   * from start to stop the device */
   GstCudaFxDevice dev;
 
   /* from set_caps */

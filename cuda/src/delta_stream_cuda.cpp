@@ -2,7 +2,6 @@
 // codec on a CUDA device. Host code only; the kernels are in delta_cuda.cu
 // (or stubs without CUDA).
 #include <algorithm>
-#include <cstring>
 
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
