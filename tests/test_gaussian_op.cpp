@@ -161,6 +161,33 @@ TEST_P(GaussianVsOpenCV, CudaEqualsCpuBitForBit) {
   }
 }
 
+// The small-radius kernel makes its tiles taller on planes big enough to fill
+// the GPU with them (the frames above all get 2 rows a warp): 3842x2162 runs
+// 8 rows a warp (4-, 2- and 1-byte pixels alike; 4 on I420 chroma),
+// 1282x722 runs 4 for 4-byte pixels, both with a ragged last tile.
+TEST_P(GaussianVsOpenCV, CudaEqualsCpuOnLargeFrames) {
+  SKIP_WITHOUT_GPU();
+  const auto [format, border] = GetParam();
+  const int sizes[][2] = {{3842, 2162}, {1282, 722}};
+  const double sigmas[][2] = {{0.5, 0}, {1.1, 0}, {1.0, 0.3}};
+  uint32_t seed = 500;
+  for (const auto& sz : sizes) {
+    for (const auto& sg : sigmas) {
+      GaussianParams p;
+      p.sigma_x = sg[0];
+      p.sigma_y = sg[1];
+      p.border = border;
+      HostImage src({format, sz[0], sz[1]});
+      src.fill_random(seed++);
+      const HostImage cpu = run_cpu(src, p);
+      const HostImage gpu = run_cuda(src, p, 256);
+      EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+          << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1]
+          << " max diff " << testing_support::max_abs_diff(cpu.view(), gpu.view());
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllFormatsAndBorders, GaussianVsOpenCV,
                          ::testing::Combine(::testing::ValuesIn(kAllFormats),
                                             ::testing::ValuesIn(kAllBorders)),
