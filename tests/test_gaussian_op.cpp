@@ -44,6 +44,31 @@ const PixelFormat kAllFormats[] = {
 const BorderMode kAllBorders[] = {BorderMode::Replicate, BorderMode::Reflect101,
                                   BorderMode::Constant};
 
+// The CUDA backend equals the CPU backend, byte for byte, for every size x
+// sigma pair x source alignment (random frames, one seed each).
+template <size_t NS, size_t NG, size_t NA>
+void expect_cuda_equals_cpu(PixelFormat format, BorderMode border, const int (&sizes)[NS][2],
+                            const double (&sigmas)[NG][2], const size_t (&aligns)[NA],
+                            uint32_t seed) {
+  for (const auto& sz : sizes) {
+    for (const auto& sg : sigmas) {
+      for (size_t align : aligns) {
+        GaussianParams p;
+        p.sigma_x = sg[0];
+        p.sigma_y = sg[1];
+        p.border = border;
+        HostImage src({format, sz[0], sz[1]});
+        src.fill_random(seed++);
+        const HostImage cpu = run_cpu(src, p);
+        const HostImage gpu = run_cuda(src, p, align);
+        EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+            << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1] << " align " << align
+            << " max diff " << testing_support::max_abs_diff(cpu.view(), gpu.view());
+      }
+    }
+  }
+}
+
 std::string case_name(PixelFormat f, BorderMode b) {
   const char* bn[] = {"replicate", "reflect101", "constant"};
   return std::string(format_info(f).name) + "_" + bn[static_cast<int>(b)];
@@ -136,29 +161,13 @@ TEST_P(GaussianVsOpenCV, CpuWithinOne) {
 TEST_P(GaussianVsOpenCV, CudaEqualsCpuBitForBit) {
   SKIP_WITHOUT_GPU();
   const auto [format, border] = GetParam();
-  // Sizes that cover partial tiles; sigmas that cover the fused path (small
-  // radius), the two-pass path (large radius) and the 65-tap requirement.
+  // Sizes that cover partial tiles; sigmas that cover the small-radius kernel
+  // (0.5, 1.1, and unequal radii 3/1), the fused path (3.0), the two-pass
+  // path (10.7, 20) and the 65-tap requirement.
   const int sizes[][2] = {{1, 1}, {7, 5}, {173, 97}, {333, 211}};
   const double sigmas[][2] = {{0.5, 0}, {1.1, 0}, {1.0, 0.3}, {3.0, 1.5}, {10.7, 0}, {20.0, 4.0}};
   const size_t aligns[] = {256, 1, 4};
-  uint32_t seed = 100;
-  for (const auto& sz : sizes) {
-    for (const auto& sg : sigmas) {
-      for (size_t align : aligns) {
-        GaussianParams p;
-        p.sigma_x = sg[0];
-        p.sigma_y = sg[1];
-        p.border = border;
-        HostImage src({format, sz[0], sz[1]});
-        src.fill_random(seed++);
-        const HostImage cpu = run_cpu(src, p);
-        const HostImage gpu = run_cuda(src, p, align);
-        EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
-            << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1] << " align " << align
-            << " max diff " << testing_support::max_abs_diff(cpu.view(), gpu.view());
-      }
-    }
-  }
+  expect_cuda_equals_cpu(format, border, sizes, sigmas, aligns, 100);
 }
 
 // The small-radius kernel makes its tiles taller on planes big enough to fill
@@ -170,22 +179,8 @@ TEST_P(GaussianVsOpenCV, CudaEqualsCpuOnLargeFrames) {
   const auto [format, border] = GetParam();
   const int sizes[][2] = {{3842, 2162}, {1282, 722}};
   const double sigmas[][2] = {{0.5, 0}, {1.1, 0}, {1.0, 0.3}};
-  uint32_t seed = 500;
-  for (const auto& sz : sizes) {
-    for (const auto& sg : sigmas) {
-      GaussianParams p;
-      p.sigma_x = sg[0];
-      p.sigma_y = sg[1];
-      p.border = border;
-      HostImage src({format, sz[0], sz[1]});
-      src.fill_random(seed++);
-      const HostImage cpu = run_cpu(src, p);
-      const HostImage gpu = run_cuda(src, p, 256);
-      EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
-          << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1]
-          << " max diff " << testing_support::max_abs_diff(cpu.view(), gpu.view());
-    }
-  }
+  const size_t aligns[] = {256};
+  expect_cuda_equals_cpu(format, border, sizes, sigmas, aligns, 500);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormatsAndBorders, GaussianVsOpenCV,
