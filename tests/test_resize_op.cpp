@@ -136,6 +136,39 @@ TEST(ResizePlan, WeightsSumToOneAndTapsAsDocumented) {
   EXPECT_EQ(plan.planes[0].y.tap[29].base, 9);
 }
 
+// exact_up (resize.hpp) marks the bilinear upscales by exactly 2 and 4, and
+// nothing else: the CUDA backend then uses constants instead of the taps.
+TEST(ResizePlan, ExactUpscaleFactors) {
+  const auto factors = [](PixelFormat f, int sw, int sh, int dw, int dh, ResizeMethod m) {
+    ResizePlan plan;
+    ResizeParams p;
+    p.method = m;
+    EXPECT_TRUE(plan_resize({f, sw, sh}, {f, dw, dh}, p, &plan).is_ok());
+    return std::make_pair(plan.planes[0].x.exact_up, plan.planes[0].y.exact_up);
+  };
+  using P = std::pair<int, int>;
+  const ResizeMethod bl = ResizeMethod::Bilinear;
+  EXPECT_EQ(factors(PixelFormat::RGBA, 173, 97, 346, 194, bl), P(2, 2));
+  EXPECT_EQ(factors(PixelFormat::RGBA, 37, 23, 148, 92, bl), P(4, 4));
+  EXPECT_EQ(factors(PixelFormat::RGBA, 37, 23, 74, 92, bl), P(2, 4));
+  EXPECT_EQ(factors(PixelFormat::RGBA, 1, 1, 2, 4, bl), P(2, 4));
+  EXPECT_EQ(factors(PixelFormat::RGBA, 41, 29, 123, 87, bl), P(0, 0));      // x3
+  EXPECT_EQ(factors(PixelFormat::RGBA, 64, 48, 96, 72, bl), P(0, 0));       // x1.5
+  EXPECT_EQ(factors(PixelFormat::RGBA, 160, 120, 80, 60, bl), P(0, 0));     // /2
+  EXPECT_EQ(factors(PixelFormat::RGBA, 173, 97, 347, 194, bl), P(0, 2));    // 1 short of x2
+  EXPECT_EQ(factors(PixelFormat::RGBA, 173, 97, 346, 194, ResizeMethod::Bicubic), P(0, 0));
+  EXPECT_EQ(factors(PixelFormat::RGBA, 173, 97, 346, 194, ResizeMethod::Nearest), P(0, 0));
+  // The taps of x2, as the constants say: output 0 is source 0 alone (its
+  // left tap clamped), output 1 is 3/4 of source 0 and 1/4 of source 1.
+  ResizePlan plan;
+  ASSERT_TRUE(plan_resize({PixelFormat::GRAY8, 5, 5}, {PixelFormat::GRAY8, 10, 10}, {}, &plan)
+                  .is_ok());
+  const ResizeTap& t1 = plan.planes[0].x.tap[1];
+  EXPECT_EQ(t1.base, 0);
+  EXPECT_EQ(t1.w[0], 1536);
+  EXPECT_EQ(t1.w[1], 512);
+}
+
 TEST(ResizeOp, RejectsMismatchedViews) {
   std::unique_ptr<ResizeOp> op;
   ASSERT_TRUE(ResizeOp::create(Backend::Cpu, {PixelFormat::RGBA, 16, 16},
@@ -193,6 +226,27 @@ TEST_P(ResizeVsOpenCV, CudaEqualsCpuBitForBit) {
           << sizes_text(s) << " align " << align << " max diff "
           << testing_support::max_abs_diff(cpu.view(), gpu.view());
     }
+  }
+}
+
+// Frames as large as the benchmark's: the CUDA kernels give each thread a
+// strip of rows as long as one wave of blocks allows, which on the frames
+// above is a single row. Odd sizes leave ragged strips and a ragged edge.
+TEST_P(ResizeVsOpenCV, CudaEqualsCpuOnLargeFrames) {
+  SKIP_WITHOUT_GPU();
+  const auto [format, method] = GetParam();
+  ResizeParams p;
+  p.method = method;
+  const int sizes[][4] = {{1921, 1081, 3842, 2162}, {961, 541, 3844, 2164}, {2560, 1440, 3840, 2160}};
+  uint32_t seed = 900;
+  for (const auto& s : sizes) {
+    HostImage src({format, s[0], s[1]});
+    src.fill_random(seed++);
+    const ImageDesc dd{format, s[2], s[3]};
+    const HostImage cpu = run_cpu(src, dd, p);
+    const HostImage gpu = run_cuda(src, dd, p, 256);
+    EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+        << sizes_text(s) << " max diff " << testing_support::max_abs_diff(cpu.view(), gpu.view());
   }
 }
 

@@ -431,6 +431,117 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_bilinear_up(const __g
   }
 }
 
+// ---- bilinear upscale by exactly 2 or 4, 4-byte pixels ----
+//
+// The plan's exact_up (resize.hpp): every output sample blends two source
+// samples with weights that are small multiples of 2^11 / 2N, the same for
+// every N-th sample, so the taps are compile-time constants and the sums fit
+// 16 bits: a thread keeps channels 0 and 2 of a pixel in the two 16-bit
+// lanes of one word and channels 1 and 3 in another, and one integer
+// multiply-add serves two channels. A thread writes 8 pixels (32 bytes) a row
+// from the 8 / N + 2 source pixels under them, one 4-byte load each (cached:
+// neighbours overlap), and walks down its rows as resize_bilinear_up does.
+//
+// Same integers as resize_finish: with weights 2^11 / 2N times (a, b) on each
+// axis, the vertical sum is v = 2^22 / 4N^2 * S, S = sum of the small-weight
+// products, and (v + 2^21) >> 22 = (S + 2N^2) >> log2(4N^2). In a lane,
+// T = 64 / N^2 * S + 128 <= 65 408 holds the result in its high byte.
+constexpr int kExactPx = 8;  // output pixels a thread, 4 bytes each
+
+// Channel lanes of a source pixel: lo = channels 0 and 2, hi = 1 and 3.
+struct Lanes {
+  uint32_t lo, hi;
+};
+
+// Horizontal sums of one source row for this thread's 8 output pixels (the
+// source pixels under them are sx0 .. sx0 + 8/N + 1, clamped): (2N - 2j - 1)
+// times the left pixel plus (2j + 1) times the right, in lanes (<= 2N * 255).
+template <int N>
+__device__ __forceinline__ void exact_row(const uint8_t* row, int sx0, int src_w,
+                                          Lanes (&h)[kExactPx]) {
+  constexpr int S = kExactPx / N + 2;
+  Lanes p[S];
+#pragma unroll
+  for (int k = 0; k < S; k++) {
+    const uint32_t v = __ldg(reinterpret_cast<const uint32_t*>(row) + resize_clamp(sx0 + k, src_w));
+    p[k].lo = __byte_perm(v, 0, 0x4240);
+    p[k].hi = __byte_perm(v, 0, 0x4341);
+  }
+#pragma unroll
+  for (int q = 0; q < kExactPx; q++) {
+    // Output pixel q blends source pixels r - 1 and r, r = (q + N/2) / N
+    // past sx0 + 1, with j = (q + N/2) % N.
+    const int r = (q + N / 2) / N + 1, j = (q + N / 2) % N;
+    const uint32_t wl = 2 * N - 2 * j - 1, wr = 2 * j + 1;
+    h[q].lo = p[r - 1].lo * wl + p[r].lo * wr;
+    h[q].hi = p[r - 1].hi * wl + p[r].hi * wr;
+  }
+}
+
+// Output row j of a source row pair (h0 = upper, h1 = lower), packed into 8
+// pixel words. Called from unrolled loops, where j and so the weights are
+// constants.
+template <int N>
+__device__ __forceinline__ void exact_column(int j, const Lanes (&h0)[kExactPx],
+                                             const Lanes (&h1)[kExactPx], uint32_t (&w)[kExactPx]) {
+  constexpr uint32_t scale = 64 / (N * N);
+  const uint32_t w0 = scale * (2 * N - 2 * j - 1), w1 = scale * (2 * j + 1);
+#pragma unroll
+  for (int q = 0; q < kExactPx; q++) {
+    const uint32_t lo = h0[q].lo * w0 + (h1[q].lo * w1 + 0x00800080u);
+    const uint32_t hi = h0[q].hi * w0 + (h1[q].hi * w1 + 0x00800080u);
+    w[q] = __byte_perm(lo, hi, 0x7351);  // the lanes' high bytes, channels in order
+  }
+}
+
+// Writes the output rows of the source pair (r - 1, r) that lie in this
+// thread's [y0, y1): rows N r - N/2 + j. False when y1 is reached.
+template <int N>
+__device__ __forceinline__ bool exact_pair(int r, const Lanes (&h0)[kExactPx],
+                                           const Lanes (&h1)[kExactPx], const PlaneArgs& a,
+                                           const ThreadRun& run, int n, uint8_t* out) {
+  const int first = N * r - N / 2;
+#pragma unroll
+  for (int j = 0; j < N; j++) {
+    const int y = first + j;
+    if (y >= run.y0 && y < run.y1) {
+      uint32_t w[kExactPx];
+      exact_column<N>(j, h0, h1, w);
+      store_run<kExactPx * 4>(out + static_cast<size_t>(y - run.y0) * a.dst_pitch, w, n,
+                              a.dst_aligned);
+    }
+  }
+  return first + N < run.y1;
+}
+
+template <int N>
+__global__ void __launch_bounds__(kBlockX* kBlockY) resize_bilinear_exact(const __grid_constant__ PlaneArgs a) {
+  ThreadRun run;
+  if (!thread_run(a, kExactPx, &run))
+    return;
+  const int n = min(kExactPx, a.dst_w - run.x0) * 4;
+  uint8_t* out = a.dst + static_cast<size_t>(run.y0) * a.dst_pitch + run.x0 * 4;
+  const int sx0 = run.x0 / N - 1;
+  const auto row = [&](int sy) {
+    return a.src + static_cast<size_t>(resize_clamp(sy, a.src_h)) * a.src_pitch;
+  };
+  // The pair of source rows (r - 1, r) whose output rows start at y0.
+  int r = (run.y0 + N / 2) / N;
+  Lanes ha[kExactPx], hb[kExactPx];
+  exact_row<N>(row(r - 1), sx0, a.src_w, ha);
+  exact_row<N>(row(r), sx0, a.src_w, hb);
+  // The window's rows swap roles at each step (unrolled by two) instead of
+  // being copied.
+  for (;;) {
+    if (!exact_pair<N>(r, ha, hb, a, run, n, out))
+      break;
+    exact_row<N>(row(++r), sx0, a.src_w, ha);
+    if (!exact_pair<N>(r, hb, ha, a, run, n, out))
+      break;
+    exact_row<N>(row(++r), sx0, a.src_w, hb);
+  }
+}
+
 // ---- launch ----
 
 using Kernel = void (*)(PlaneArgs);
@@ -446,7 +557,18 @@ Kernel kernel_for(int taps, bool narrow, bool up) {
   return resize_filter<C, 4, W4, false>;
 }
 
+// The exact-factor kernel applies (4-byte pixels with 4-byte loads, the same
+// factor on both axes).
+int exact_factor(const ResizePlanePlan& p, bool w4) {
+  return w4 && p.layout.channels == 4 && p.x.exact_up == p.y.exact_up ? p.x.exact_up : 0;
+}
+
 Kernel kernel_for(const ResizePlanePlan& p, bool w4) {
+  switch (exact_factor(p, w4)) {
+    case 2: return resize_bilinear_exact<2>;
+    case 4: return resize_bilinear_exact<4>;
+    default: break;
+  }
   const bool narrow = p.src_width < p.x.taps, up = p.y.steps_by_one;
   switch (p.layout.channels) {
     case 1: return kernel_for<1, false>(p.x.taps, narrow, up);
@@ -519,8 +641,8 @@ Status resize_cuda(const ResizePlan& plan, const ResizeDeviceTaps& taps,
     a.seg = 1;
     const bool w4 = C == 4 && aligned(sp.data, sp.pitch, 4);
     const long resident = static_cast<long>(launch.sms) * launch.blocks_per_sm[i][w4];
-    CUDAFX_TRY(launch_plane(kernel_for(p, w4), a,
-                            p.x.taps == 1 ? nearest_px(C) : filter_px(C), resident, stream));
+    const int px = exact_factor(p, w4) ? kExactPx : (p.x.taps == 1 ? nearest_px(C) : filter_px(C));
+    CUDAFX_TRY(launch_plane(kernel_for(p, w4), a, px, resident, stream));
   }
   return Status::ok();
 }
