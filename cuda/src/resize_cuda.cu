@@ -25,6 +25,9 @@
 // Measured on an H200 at 2160p output (docs/benchmarks.md): the bilinear
 // upscale kernel with its stores removed takes about as long as the nearest
 // kernel (memory only) takes in all; together they overlap only in part.
+// Bilinear upscales by exactly 2 or 4 of 4-byte pixels (the common `factor`
+// cases) have their own kernel with constant taps and two channels per
+// integer multiply-add (resize_bilinear_exact), about as fast as nearest.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -438,34 +441,49 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_bilinear_up(const __g
 // every N-th sample, so the taps are compile-time constants and the sums fit
 // 16 bits: a thread keeps channels 0 and 2 of a pixel in the two 16-bit
 // lanes of one word and channels 1 and 3 in another, and one integer
-// multiply-add serves two channels. A thread writes 8 pixels (32 bytes) a row
-// from the 8 / N + 2 source pixels under them, one 4-byte load each (cached:
-// neighbours overlap), and walks down its rows as resize_bilinear_up does.
+// multiply-add serves two channels. A thread writes 4 pixels (16 bytes) a row
+// from the 4 / N + 2 source pixels under them, one 4-byte load each (cached:
+// neighbours overlap), and walks down its rows as resize_bilinear_up does,
+// loading the next source row while it writes the rows of the current pair.
 //
 // Same integers as resize_finish: with weights 2^11 / 2N times (a, b) on each
 // axis, the vertical sum is v = 2^22 / 4N^2 * S, S = sum of the small-weight
 // products, and (v + 2^21) >> 22 = (S + 2N^2) >> log2(4N^2). In a lane,
 // T = 64 / N^2 * S + 128 <= 65 408 holds the result in its high byte.
-constexpr int kExactPx = 8;  // output pixels a thread, 4 bytes each
+// Output pixels a thread, 4 bytes each. (8 took 80 registers instead of 56,
+// left a third fewer warps to hide the loads and ran 1.7x slower at 2160p on
+// an H200.)
+constexpr int kExactPx = 4;
 
 // Channel lanes of a source pixel: lo = channels 0 and 2, hi = 1 and 3.
 struct Lanes {
   uint32_t lo, hi;
 };
 
-// Horizontal sums of one source row for this thread's 8 output pixels (the
-// source pixels under them are sx0 .. sx0 + 8/N + 1, clamped): (2N - 2j - 1)
-// times the left pixel plus (2j + 1) times the right, in lanes (<= 2N * 255).
+// The source pixels under a thread's output pixels: sx0 .. sx0 + P/N + 1.
 template <int N>
-__device__ __forceinline__ void exact_row(const uint8_t* row, int sx0, int src_w,
-                                          Lanes (&h)[kExactPx]) {
+struct ExactLoads {
+  uint32_t v[kExactPx / N + 2];
+};
+
+template <int N>
+__device__ __forceinline__ void exact_load(const uint8_t* row, int sx0, int src_w, ExactLoads<N>& l) {
+#pragma unroll
+  for (int k = 0; k < kExactPx / N + 2; k++)
+    l.v[k] = __ldg(reinterpret_cast<const uint32_t*>(row) + resize_clamp(sx0 + k, src_w));
+}
+
+// Horizontal sums of one loaded source row for this thread's output pixels:
+// (2N - 2j - 1) times the left source pixel plus (2j + 1) times the right,
+// in lanes (<= 2N * 255).
+template <int N>
+__device__ __forceinline__ void exact_row(const ExactLoads<N>& l, Lanes (&h)[kExactPx]) {
   constexpr int S = kExactPx / N + 2;
   Lanes p[S];
 #pragma unroll
   for (int k = 0; k < S; k++) {
-    const uint32_t v = __ldg(reinterpret_cast<const uint32_t*>(row) + resize_clamp(sx0 + k, src_w));
-    p[k].lo = __byte_perm(v, 0, 0x4240);
-    p[k].hi = __byte_perm(v, 0, 0x4341);
+    p[k].lo = __byte_perm(l.v[k], 0, 0x4240);
+    p[k].hi = __byte_perm(l.v[k], 0, 0x4341);
   }
 #pragma unroll
   for (int q = 0; q < kExactPx; q++) {
@@ -478,7 +496,7 @@ __device__ __forceinline__ void exact_row(const uint8_t* row, int sx0, int src_w
   }
 }
 
-// Output row j of a source row pair (h0 = upper, h1 = lower), packed into 8
+// Output row j of a source row pair (h0 = upper, h1 = lower), packed into
 // pixel words. Called from unrolled loops, where j and so the weights are
 // constants.
 template <int N>
@@ -528,17 +546,25 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_bilinear_exact(const 
   // The pair of source rows (r - 1, r) whose output rows start at y0.
   int r = (run.y0 + N / 2) / N;
   Lanes ha[kExactPx], hb[kExactPx];
-  exact_row<N>(row(r - 1), sx0, a.src_w, ha);
-  exact_row<N>(row(r), sx0, a.src_w, hb);
-  // The window's rows swap roles at each step (unrolled by two) instead of
-  // being copied.
+  ExactLoads<N> l;
+  exact_load<N>(row(r - 1), sx0, a.src_w, l);
+  exact_row<N>(l, ha);
+  exact_load<N>(row(r), sx0, a.src_w, l);
+  exact_row<N>(l, hb);
+  // The next source row is loaded as soon as the window moves, so that its
+  // loads are in flight while the rows of the current pair are written; the
+  // window's rows swap roles at each step (unrolled by two) instead of being
+  // copied.
+  exact_load<N>(row(r + 1), sx0, a.src_w, l);
   for (;;) {
     if (!exact_pair<N>(r, ha, hb, a, run, n, out))
       break;
-    exact_row<N>(row(++r), sx0, a.src_w, ha);
+    exact_row<N>(l, ha);
+    exact_load<N>(row(++r + 1), sx0, a.src_w, l);
     if (!exact_pair<N>(r, hb, ha, a, run, n, out))
       break;
-    exact_row<N>(row(++r), sx0, a.src_w, hb);
+    exact_row<N>(l, hb);
+    exact_load<N>(row(++r + 1), sx0, a.src_w, l);
   }
 }
 
