@@ -136,8 +136,9 @@ TEST(ResizePlan, WeightsSumToOneAndTapsAsDocumented) {
   EXPECT_EQ(plan.planes[0].y.tap[29].base, 9);
 }
 
-// exact_up (resize.hpp) marks the bilinear upscales by exactly 2 and 4, and
-// nothing else: the CUDA backend then uses constants instead of the taps.
+// exact_up (resize.hpp) marks the nearest and bilinear upscales by exactly 2
+// and 4, and nothing else: the CUDA backend then uses their formulas instead
+// of the taps.
 TEST(ResizePlan, ExactUpscaleFactors) {
   const auto factors = [](PixelFormat f, int sw, int sh, int dw, int dh, ResizeMethod m) {
     ResizePlan plan;
@@ -157,7 +158,11 @@ TEST(ResizePlan, ExactUpscaleFactors) {
   EXPECT_EQ(factors(PixelFormat::RGBA, 160, 120, 80, 60, bl), P(0, 0));     // /2
   EXPECT_EQ(factors(PixelFormat::RGBA, 173, 97, 347, 194, bl), P(0, 2));    // 1 short of x2
   EXPECT_EQ(factors(PixelFormat::RGBA, 173, 97, 346, 194, ResizeMethod::Bicubic), P(0, 0));
-  EXPECT_EQ(factors(PixelFormat::RGBA, 173, 97, 346, 194, ResizeMethod::Nearest), P(0, 0));
+  const ResizeMethod nn = ResizeMethod::Nearest;
+  EXPECT_EQ(factors(PixelFormat::RGBA, 173, 97, 346, 194, nn), P(2, 2));
+  EXPECT_EQ(factors(PixelFormat::RGBA, 37, 23, 148, 92, nn), P(4, 4));
+  EXPECT_EQ(factors(PixelFormat::RGBA, 173, 97, 347, 194, nn), P(0, 2));
+  EXPECT_EQ(factors(PixelFormat::RGBA, 41, 29, 123, 87, nn), P(0, 0));
   // The taps of x2, as the constants say: output 0 is source 0 alone (its
   // left tap clamped), output 1 is 3/4 of source 0 and 1/4 of source 1.
   ResizePlan plan;

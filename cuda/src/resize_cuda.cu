@@ -25,9 +25,10 @@
 // Measured on an H200 at 2160p output (docs/benchmarks.md): the bilinear
 // upscale kernel with its stores removed takes about as long as the nearest
 // kernel (memory only) takes in all; together they overlap only in part.
-// Bilinear upscales by exactly 2 or 4 of 4-byte pixels (the common `factor`
-// cases) have their own kernel with constant taps and two channels per
-// integer multiply-add (resize_bilinear_exact), about as fast as nearest.
+// Nearest and bilinear upscales by exactly 2 or 4 of 4-byte pixels (the
+// common `factor` cases) have kernels without tap tables
+// (resize_nearest_exact, and resize_bilinear_exact with two channels per
+// integer multiply-add).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -578,6 +579,41 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_bilinear_exact(const 
   }
 }
 
+// Nearest upscale by exactly 2 or 4, 4-byte pixels (exact_up): output pixel
+// x of row y is source pixel x / N of row y / N, so a thread's 4 output
+// pixels come from 4 / N source pixels and each source row serves N output
+// rows. No tables; the next source row is loaded while the current one's
+// rows are written.
+template <int N>
+__global__ void __launch_bounds__(kBlockX* kBlockY) resize_nearest_exact(const __grid_constant__ PlaneArgs a) {
+  constexpr int S = kExactPx / N;
+  ThreadRun run;
+  if (!thread_run(a, kExactPx, &run))
+    return;
+  const int n = min(kExactPx, a.dst_w - run.x0) * 4;
+  uint8_t* out = a.dst + static_cast<size_t>(run.y0) * a.dst_pitch + run.x0 * 4;
+  const int sx0 = run.x0 / N;
+  const auto load = [&](int sy, uint32_t (&v)[S]) {
+    const uint32_t* row = reinterpret_cast<const uint32_t*>(
+        a.src + static_cast<size_t>(min(sy, a.src_h - 1)) * a.src_pitch);
+#pragma unroll
+    for (int k = 0; k < S; k++)
+      v[k] = __ldg(row + min(sx0 + k, a.src_w - 1));
+  };
+  int r = run.y0 / N;
+  uint32_t v[S];
+  load(r, v);
+  for (int y = run.y0; y < run.y1; r++) {
+    uint32_t w[kExactPx];
+#pragma unroll
+    for (int q = 0; q < kExactPx; q++)
+      w[q] = v[q / N];
+    load(r + 1, v);
+    for (const int end = min(run.y1, (r + 1) * N); y < end; y++, out += a.dst_pitch)
+      store_run<kExactPx * 4>(out, w, n, a.dst_aligned);
+  }
+}
+
 // ---- launch ----
 
 using Kernel = void (*)(PlaneArgs);
@@ -593,16 +629,17 @@ Kernel kernel_for(int taps, bool narrow, bool up) {
   return resize_filter<C, 4, W4, false>;
 }
 
-// The exact-factor kernel applies (4-byte pixels with 4-byte loads, the same
+// The exact-factor kernels apply (4-byte pixels with 4-byte loads, the same
 // factor on both axes).
 int exact_factor(const ResizePlanePlan& p, bool w4) {
   return w4 && p.layout.channels == 4 && p.x.exact_up == p.y.exact_up ? p.x.exact_up : 0;
 }
 
 Kernel kernel_for(const ResizePlanePlan& p, bool w4) {
+  const bool nearest = p.x.taps == 1;
   switch (exact_factor(p, w4)) {
-    case 2: return resize_bilinear_exact<2>;
-    case 4: return resize_bilinear_exact<4>;
+    case 2: return nearest ? resize_nearest_exact<2> : resize_bilinear_exact<2>;
+    case 4: return nearest ? resize_nearest_exact<4> : resize_bilinear_exact<4>;
     default: break;
   }
   const bool narrow = p.src_width < p.x.taps, up = p.y.steps_by_one;

@@ -106,22 +106,27 @@ void plan_axis(ResizeMethod method, int full_src, int full_dst, int src, int dst
   }
 }
 
-// The axis's exact_up (resize.hpp): the factor N whose constant taps equal
-// every sample's taps, compared as the weight each source sample gets (the
-// planner folds clamped taps into the edge sample; the constants clamp).
-int exact_bilinear_factor(const ResizeAxis& axis) {
+// The axis's exact_up (resize.hpp): the factor N whose formula gives every
+// sample's taps. Bilinear taps are compared as the weight each source sample
+// gets (the planner folds clamped taps into the edge sample; the formula
+// clamps).
+int exact_upscale_factor(const ResizeAxis& axis) {
   const int src = axis.src_size, dst = static_cast<int>(axis.tap.size());
   const auto clamp = [src](int s) { return s < 0 ? 0 : (s >= src ? src - 1 : s); };
   for (int n : {2, 4}) {
-    if (axis.taps != 2 || dst != n * src)
+    if (dst != n * src)
       continue;
-    const int unit = kOne / (2 * n);
-    bool equal = true;
+    bool equal = axis.taps == 1 || axis.taps == 2;
     for (int i = 0; i < dst && equal; i++) {
+      const ResizeTap& t = axis.tap[i];
+      if (axis.taps == 1) {
+        equal = t.base == i / n;
+        continue;
+      }
+      const int unit = kOne / (2 * n);
       const int r = (i + n / 2) / n, j = (i + n / 2) % n;
       const int want_s[2] = {clamp(r - 1), clamp(r)};
       const int want_w[2] = {(2 * n - 2 * j - 1) * unit, (2 * j + 1) * unit};
-      const ResizeTap& t = axis.tap[i];
       const int probes[4] = {want_s[0], want_s[1], clamp(t.base), clamp(t.base + 1)};
       for (int s : probes) {
         int got = 0, want = 0;
@@ -184,8 +189,8 @@ Status plan_resize(const ImageDesc& src, const ImageDesc& dst, const ResizeParam
               params.chroma_cosited_h, &p.x);
     plan_axis(params.method, src.height, dst.height, p.src_height, p.dst_height,
               p.layout.y_shift, params.chroma_cosited_v, &p.y);
-    p.x.exact_up = exact_bilinear_factor(p.x);
-    p.y.exact_up = exact_bilinear_factor(p.y);
+    p.x.exact_up = exact_upscale_factor(p.x);
+    p.y.exact_up = exact_upscale_factor(p.y);
   }
   *out = std::move(plan);
   return Status::ok();

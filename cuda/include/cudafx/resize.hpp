@@ -70,12 +70,15 @@ struct ResizeAxis {
   // axis): a kernel walking the axis needs at most one new source sample a
   // step.
   bool steps_by_one = false;
-  // N (2 or 4) when the axis is a bilinear upscale by exactly N with centres
-  // aligned: output sample i blends source samples r - 1 and r (each clamped
-  // into the source), r = (i + N/2) / N, with weights (2N - 2j - 1) and
-  // (2j + 1) times 2^11 / 2N, j = (i + N/2) % N. The planner sets it only
-  // when every tap equals that, so a kernel may use those constants instead
-  // of the taps (the CUDA backend does, for 4-byte pixels). 0 otherwise.
+  // N (2 or 4) when the axis is an upscale by exactly N whose taps follow a
+  // formula, so that a kernel may use the formula instead of the taps (the
+  // CUDA backend does, for 4-byte pixels). The planner sets it only when
+  // every sample's taps equal the formula's:
+  //  - nearest: output sample i takes source sample i / N;
+  //  - bilinear: output sample i blends source samples r - 1 and r (each
+  //    clamped into the source), r = (i + N/2) / N, with weights
+  //    (2N - 2j - 1) and (2j + 1) times 2^11 / 2N, j = (i + N/2) % N.
+  // 0 otherwise.
   int exact_up = 0;
 };
 
