@@ -445,12 +445,12 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_bilinear_up(const __g
   }
 }
 
-// ---- bilinear upscale by exactly 2 or 4, 4-byte pixels ----
+// ---- upscales by exactly 2 or 4, 4-byte pixels (the plan's exact_up) ----
 //
-// The plan's exact_up (resize.hpp): every output sample blends two source
-// samples with weights that are small multiples of 2^11 / 2N, the same for
-// every N-th sample, so the taps are compile-time constants and the sums fit
-// 16 bits: a thread keeps channels 0 and 2 of a pixel in the two 16-bit
+// Bilinear (resize.hpp's exact_up formula): each output sample blends two
+// source samples with weights that are small multiples of 2^11 / 2N, the
+// same for every N-th sample, so the taps are compile-time constants and the
+// sums fit 16 bits: a thread keeps channels 0 and 2 of a pixel in the two 16-bit
 // lanes of one word and channels 1 and 3 in another, and one integer
 // multiply-add serves two channels. A thread writes 4 pixels (16 bytes) a row
 // from the 4 / N + 2 source pixels under them, one 4-byte load each (cached:
@@ -461,6 +461,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_bilinear_up(const __g
 // axis, the vertical sum is v = 2^22 / 4N^2 * S, S = sum of the small-weight
 // products, and (v + 2^21) >> 22 = (S + 2N^2) >> log2(4N^2). In a lane,
 // T = 64 / N^2 * S + 128 <= 65 408 holds the result in its high byte.
+
 // Output pixels a thread, 4 bytes each. (8 took 80 registers instead of 56,
 // left a third fewer warps to hide the loads and ran 1.7x slower at 2160p on
 // an H200.)
