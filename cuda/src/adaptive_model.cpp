@@ -51,14 +51,9 @@ uint32_t AdaptiveModel::rebuild(Context* x) {
   values[n++] = kAdaptiveEscape;
   auto count = [&](int v) { return v == kAdaptiveEscape ? escape_count : x->entry[v].count; };
   // Σn <= kAdaptiveMaxTotal + kAdaptiveMaxInterval before halving, so
-  // count * kRansScale < 2^32 and one exact reciprocal of the total
-  // replaces a division per entry (as RansDivisors: m = ceil(2^s / total),
-  // s = 32 + ceil(log2 total)).
-  const uint32_t total = counted + escape_count;
-  uint32_t bits = 0;
-  while ((1u << bits) < total) bits++;
-  const uint32_t shift = 32 + bits;
-  const uint64_t recip = ((uint64_t(1) << shift) + total - 1) / total;
+  // count * kRansScale < 2^31 and one exact reciprocal of the total
+  // replaces a division per entry.
+  const ExactReciprocal total(counted + escape_count);
 
   // Scale to kRansScale, every present value at least 1; the rounding
   // difference goes to (or comes from) the most frequent entries. The
@@ -67,8 +62,7 @@ uint32_t AdaptiveModel::rebuild(Context* x) {
   f[0] = 0;  // as order[0] below: for GCC, which cannot see that n >= 1
   int32_t sum = 0;
   for (int i = 0; i < n; i++) {
-    const uint32_t scaled = count(values[i]) * kRansScale;
-    f[i] = std::max<uint32_t>(1, static_cast<uint32_t>((scaled * recip) >> shift));
+    f[i] = std::max<uint32_t>(1, total.divide(count(values[i]) * kRansScale));
     sum += static_cast<int32_t>(f[i]);
     key[i] = (kRansScale - f[i]) << 9 | static_cast<uint32_t>(i);  // values[] is ascending
   }

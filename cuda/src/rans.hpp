@@ -18,10 +18,26 @@ constexpr uint32_t kRansScaleBits = 12;
 constexpr uint32_t kRansScale = 1u << kRansScaleBits;
 constexpr uint32_t kRansLow = 1u << 23;  // the state stays in [kRansLow, kRansLow << 8)
 
-// x / freq for every state x < 2^31 and freq in 1..kRansScale by a multiply
-// and a shift: m = ceil(2^s / freq) with s = 32 + ceil(log2 freq) errs by
-// less than x / 2^s < 1 / (2 freq), too little to cross an integer (the
-// fraction of x / freq is a multiple of 1 / freq), and x * m < 2^64.
+// x / d for every x < 2^31 and d >= 1 by a multiply and a shift: m =
+// ceil(2^s / d) with s = 32 + ceil(log2 d) errs by less than x / 2^s <
+// 1 / (2 d), too little to cross an integer (the fraction of x / d is a
+// multiple of 1 / d), and x * m < 2^64.
+struct ExactReciprocal {
+  uint64_t m = 0;
+  uint32_t s = 0;
+  ExactReciprocal() = default;
+  explicit ExactReciprocal(uint32_t d) {
+    uint32_t c = 0;
+    while ((1u << c) < d) c++;
+    s = 32 + c;
+    m = ((uint64_t(1) << s) + d - 1) / d;
+  }
+  uint32_t divide(uint32_t x) const { return static_cast<uint32_t>((x * m) >> s); }
+};
+
+// x / freq for every state x < 2^31 and freq in 1..kRansScale (the
+// encoder's division per symbol), from a table of ExactReciprocal's
+// multipliers and shifts, kept in two arrays (36 KB, not 64) for the cache.
 struct RansDivisors {
   uint64_t m[kRansScale + 1];
   uint8_t s[kRansScale + 1];
@@ -29,10 +45,9 @@ struct RansDivisors {
     m[0] = 0;
     s[0] = 0;
     for (uint32_t f = 1; f <= kRansScale; f++) {
-      uint32_t c = 0;
-      while ((1u << c) < f) c++;
-      s[f] = static_cast<uint8_t>(32 + c);
-      m[f] = ((uint64_t(1) << s[f]) + f - 1) / f;
+      const ExactReciprocal r(f);
+      m[f] = r.m;
+      s[f] = static_cast<uint8_t>(r.s);
     }
   }
   uint32_t divide(uint32_t x, uint32_t f) const {
