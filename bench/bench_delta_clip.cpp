@@ -69,6 +69,19 @@ bool load_clip(const std::string& path, int max_frames, Clip* clip) {
   return !clip->frames.empty();
 }
 
+// The fastest of `runs` passes (seconds), each pass starting afresh; a
+// negative value as soon as a pass fails.
+double fastest_of(int runs, const std::function<double()>& pass) {
+  double best = INFINITY;
+  for (int run = 0; run < runs; run++) {
+    const double t = pass();
+    if (t < 0)
+      return t;
+    best = std::min(best, t);
+  }
+  return best;
+}
+
 // Pushes `in` through "appsrc name=in ! <chain> ! appsink name=out" and hands
 // every output buffer to `sink`. Returns the wall time in seconds.
 double run_chain(const std::string& chain, GstCaps* caps, const std::vector<GstBuffer*>& in,
@@ -227,13 +240,9 @@ int main(int argc, char** argv) {
       }
       return secs;
     };
-    double secs = INFINITY;  // the fastest pass; every pass makes the same packets
-    for (int run = 0; run < runs; run++) {
-      const double t = encode_clip();
-      if (t < 0)
-        return 1;
-      secs = std::min(secs, t);
-    }
+    const double secs = fastest_of(runs, encode_clip);  // every pass makes the same packets
+    if (secs < 0)
+      return 1;
     Error err;
     for (int i = 0; i < n; i++) {
       std::string why;
@@ -270,14 +279,13 @@ int main(int argc, char** argv) {
   if (GstElementFactory* f = gst_element_factory_find("cudadeltaenc")) {
     gst_object_unref(f);
     for (int threshold : {0, 10}) {
-      double bytes = 0, secs = INFINITY;
-      for (int run = 0; run < runs && secs >= 0; run++) {
+      double bytes = 0;
+      const double secs = fastest_of(runs, [&] {
         bytes = 0;
-        secs = std::min(secs, run_chain("cudadeltaenc backend=cpu compression=rans threshold=" +
-                                            std::to_string(threshold),
-                                        clip.caps, clip.frames,
-                                        [&](GstBuffer* b) { bytes += gst_buffer_get_size(b); }));
-      }
+        return run_chain(
+            "cudadeltaenc backend=cpu compression=rans threshold=" + std::to_string(threshold),
+            clip.caps, clip.frames, [&](GstBuffer* b) { bytes += gst_buffer_get_size(b); });
+      });
       if (secs < 0 || bytes == 0)
         continue;
       const auto& q = quality[threshold];
@@ -292,21 +300,20 @@ int main(int argc, char** argv) {
   for (int qp : {0, 14, 18, 22, 26}) {
     std::vector<GstBuffer*> coded;
     GstCaps* h264_caps = nullptr;
-    double bytes = 0, secs = INFINITY;
-    for (int run = 0; run < runs && secs >= 0; run++) {  // the fastest run, as above
+    double bytes = 0;
+    const double secs = fastest_of(runs, [&] {
       for (GstBuffer* b : coded)
         gst_buffer_unref(b);
       coded.clear();
       bytes = 0;
-      secs = std::min(
-          secs, run_chain("x264enc tune=zerolatency speed-preset=ultrafast pass=quant quantizer=" +
-                              std::to_string(qp) +
-                              " key-int-max=1000 ! video/x-h264,stream-format=byte-stream",
-                          clip.caps, clip.frames, [&](GstBuffer* b) {
-                            bytes += gst_buffer_get_size(b);
-                            coded.push_back(gst_buffer_ref(b));
-                          }));
-    }
+      return run_chain("x264enc tune=zerolatency speed-preset=ultrafast pass=quant quantizer=" +
+                           std::to_string(qp) +
+                           " key-int-max=1000 ! video/x-h264,stream-format=byte-stream",
+                       clip.caps, clip.frames, [&](GstBuffer* b) {
+                         bytes += gst_buffer_get_size(b);
+                         coded.push_back(gst_buffer_ref(b));
+                       });
+    });
     if (secs < 0 || coded.empty()) {
       md << "| x264enc | qp " << qp << " | n/a | | | | |\n";
       continue;
