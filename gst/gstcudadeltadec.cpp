@@ -43,13 +43,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_cuda_delta_dec_debug);
 /* Keyframe requests: at most one every half second. */
 #define DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL (GST_SECOND / 2)
 
-enum
-{
-  PROP_0,
-  PROP_BACKEND,
-  PROP_CUDA_DEVICE_ID,
-};
-
 struct GstCudaDeltaDecState
 {
   /* the backend and cuda-device-id settings (under the object lock), and
@@ -356,40 +349,16 @@ static void
 gst_cuda_delta_dec_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (object)->state;
-  GST_OBJECT_LOCK (object);
-  switch (prop_id) {
-    case PROP_BACKEND:
-      st->dev.backend_setting = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
-      break;
-    case PROP_CUDA_DEVICE_ID:
-      st->dev.device_id_setting = g_value_get_int (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (object);
+  if (!GST_CUDA_DELTA_DEC (object)->state->dev.set_property (object, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
 gst_cuda_delta_dec_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (object)->state;
-  GST_OBJECT_LOCK (object);
-  switch (prop_id) {
-    case PROP_BACKEND:
-      g_value_set_enum (value, st->dev.backend_setting);
-      break;
-    case PROP_CUDA_DEVICE_ID:
-      g_value_set_int (value, st->dev.device_id_setting);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (object);
+  if (!GST_CUDA_DELTA_DEC (object)->state->dev.get_property (object, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static gboolean
@@ -423,7 +392,7 @@ gst_cuda_delta_dec_class_init (GstCudaDeltaDecClass * klass)
   gobject_class->finalize = gst_cuda_delta_dec_finalize;
   gobject_class->set_property = gst_cuda_delta_dec_set_property;
   gobject_class->get_property = gst_cuda_delta_dec_get_property;
-  gst_cuda_fx_install_device_properties (gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
+  gst_cuda_fx_install_device_properties (gobject_class);
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Delta frame decoder",

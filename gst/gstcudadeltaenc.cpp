@@ -57,8 +57,6 @@ enum
   PROP_COMPRESSION,
   PROP_ZSTD_LEVEL,
   PROP_POST_STATS,
-  PROP_BACKEND,
-  PROP_CUDA_DEVICE_ID,
 };
 
 #define DEFAULT_THRESHOLD 4
@@ -102,24 +100,6 @@ struct _GstCudaDeltaEnc
 G_DEFINE_TYPE (GstCudaDeltaEnc, gst_cuda_delta_enc, GST_TYPE_VIDEO_ENCODER);
 GST_ELEMENT_REGISTER_DEFINE (cudadeltaenc, "cudadeltaenc", GST_RANK_NONE,
     GST_TYPE_CUDA_DELTA_ENC);
-
-static GType
-gst_cuda_delta_compression_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_CUDA_DELTA_COMPRESSION_NONE, "No entropy stage", "none"},
-    {GST_CUDA_DELTA_COMPRESSION_ZSTD, "zstd", "zstd"},
-    {GST_CUDA_DELTA_COMPRESSION_RANS,
-        "Context-modelled rANS for delta frames (zstd for keyframes)", "rans"},
-    {0, nullptr, nullptr},
-  };
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaDeltaCompression", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
 
 #if HAVE_GSTCUDA
 #define SINK_CAPS \
@@ -287,17 +267,7 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   GST_OBJECT_LOCK (self);
   cudafx::DeltaEncodeSettings settings;
   settings.threshold = static_cast < int >(st->threshold);
-  switch (st->compression) {
-    case GST_CUDA_DELTA_COMPRESSION_NONE:
-      settings.compression = cudafx::DeltaCompression::None;
-      break;
-    case GST_CUDA_DELTA_COMPRESSION_ZSTD:
-      settings.compression = cudafx::DeltaCompression::Zstd;
-      break;
-    case GST_CUDA_DELTA_COMPRESSION_RANS:
-      settings.compression = cudafx::DeltaCompression::Rans;
-      break;
-  }
+  settings.compression = gst_cuda_delta_compression_to_op (st->compression);
   settings.zstd_level = st->zstd_level;
   const guint key_int_max = st->key_int_max;
   const gboolean want_stats = st->post_stats;
@@ -403,6 +373,8 @@ gst_cuda_delta_enc_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (object)->state;
+  if (st->dev.set_property (object, prop_id, value))
+    return;
   GST_OBJECT_LOCK (object);
   switch (prop_id) {
     case PROP_THRESHOLD:
@@ -420,12 +392,6 @@ gst_cuda_delta_enc_set_property (GObject * object, guint prop_id,
     case PROP_POST_STATS:
       st->post_stats = g_value_get_boolean (value);
       break;
-    case PROP_BACKEND:
-      st->dev.backend_setting = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
-      break;
-    case PROP_CUDA_DEVICE_ID:
-      st->dev.device_id_setting = g_value_get_int (value);
-      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -438,6 +404,8 @@ gst_cuda_delta_enc_get_property (GObject * object, guint prop_id, GValue * value
     GParamSpec * pspec)
 {
   GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (object)->state;
+  if (st->dev.get_property (object, prop_id, value))
+    return;
   GST_OBJECT_LOCK (object);
   switch (prop_id) {
     case PROP_THRESHOLD:
@@ -454,12 +422,6 @@ gst_cuda_delta_enc_get_property (GObject * object, guint prop_id, GValue * value
       break;
     case PROP_POST_STATS:
       g_value_set_boolean (value, st->post_stats);
-      break;
-    case PROP_BACKEND:
-      g_value_set_enum (value, st->dev.backend_setting);
-      break;
-    case PROP_CUDA_DEVICE_ID:
-      g_value_set_int (value, st->dev.device_id_setting);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -502,7 +464,7 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
   g_object_class_install_property (gobject_class, PROP_COMPRESSION,
       g_param_spec_enum ("compression", "Compression",
           "Entropy stage applied to each packet's payload",
-          gst_cuda_delta_compression_get_type (), DEFAULT_COMPRESSION, playing));
+          GST_TYPE_CUDA_DELTA_COMPRESSION, DEFAULT_COMPRESSION, playing));
   g_object_class_install_property (gobject_class, PROP_ZSTD_LEVEL,
       g_param_spec_int ("zstd-level", "zstd level",
           "zstd compression level (higher: smaller and slower), also for the "
@@ -512,7 +474,7 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
       g_param_spec_boolean ("post-stats", "Post statistics",
           "Post a \"cudadeltaenc-stats\" element message for every frame",
           DEFAULT_POST_STATS, playing));
-  gst_cuda_fx_install_device_properties (gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
+  gst_cuda_fx_install_device_properties (gobject_class);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -530,7 +492,6 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
   enc_class->src_query = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_src_query);
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_set_context);
 
-  gst_type_mark_as_plugin_api (gst_cuda_delta_compression_get_type (), (GstPluginAPIFlags) 0);
   GST_DEBUG_CATEGORY_INIT (gst_cuda_delta_enc_debug, "cudadeltaenc", 0,
       "Delta frame encoder");
 }

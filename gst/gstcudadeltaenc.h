@@ -8,12 +8,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (GstCudaDeltaEnc, gst_cuda_delta_enc, GST, CUDA_DELTA_ENC,
     GstVideoEncoder)
 
-typedef enum
-{
-  GST_CUDA_DELTA_COMPRESSION_NONE,
-  GST_CUDA_DELTA_COMPRESSION_ZSTD,
-  GST_CUDA_DELTA_COMPRESSION_RANS,
-} GstCudaDeltaCompression;
 
 GST_ELEMENT_REGISTER_DECLARE (cudadeltaenc);
 

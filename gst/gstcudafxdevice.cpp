@@ -22,43 +22,52 @@ ensure_debug_category (void)
   }
 }
 
-GType
-gst_cuda_fx_backend_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_CUDA_FX_BACKEND_AUTO, "CUDA when a device is usable, else CPU",
-        "auto"},
-    {GST_CUDA_FX_BACKEND_CUDA, "CUDA; fail to start without a usable device",
-        "cuda"},
-    {GST_CUDA_FX_BACKEND_CPU, "CPU (multi-threaded)", "cpu"},
-    {0, nullptr, nullptr},
-  };
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaFxBackend", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
 void
-gst_cuda_fx_install_device_properties (GObjectClass * klass, guint backend_id,
-    guint device_id_id)
+gst_cuda_fx_install_device_properties (GObjectClass * klass)
 {
   const GParamFlags ready = static_cast < GParamFlags > (G_PARAM_READWRITE |
       G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
-  g_object_class_install_property (klass, backend_id,
+  g_object_class_install_property (klass, GST_CUDA_FX_DEVICE_PROP_BACKEND,
       g_param_spec_enum ("backend", "Backend",
           "Where frames are processed: auto (CUDA when a device is usable, "
           "else the CPU, with a warning), cuda (fail to start without a "
           "device) or cpu. Read at start",
           GST_TYPE_CUDA_FX_BACKEND, GST_CUDA_FX_DEFAULT_BACKEND, ready));
-  g_object_class_install_property (klass, device_id_id,
+  g_object_class_install_property (klass, GST_CUDA_FX_DEVICE_PROP_CUDA_DEVICE_ID,
       g_param_spec_int ("cuda-device-id", "CUDA device id",
           "CUDA device to use (-1: any; a context shared by neighbouring "
           "elements wins). Read at start",
           -1, G_MAXINT, GST_CUDA_FX_DEFAULT_DEVICE_ID, ready));
-  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FX_BACKEND, (GstPluginAPIFlags) 0);
+}
+
+bool
+GstCudaFxDevice::set_property (GObject * object, guint prop_id, const GValue * value)
+{
+  if (prop_id != GST_CUDA_FX_DEVICE_PROP_BACKEND &&
+      prop_id != GST_CUDA_FX_DEVICE_PROP_CUDA_DEVICE_ID)
+    return false;
+  GST_OBJECT_LOCK (object);
+  if (prop_id == GST_CUDA_FX_DEVICE_PROP_BACKEND)
+    backend_setting = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
+  else
+    device_id_setting = g_value_get_int (value);
+  GST_OBJECT_UNLOCK (object);
+  return true;
+}
+
+bool
+GstCudaFxDevice::get_property (GObject * object, guint prop_id, GValue * value)
+{
+  if (prop_id != GST_CUDA_FX_DEVICE_PROP_BACKEND &&
+      prop_id != GST_CUDA_FX_DEVICE_PROP_CUDA_DEVICE_ID)
+    return false;
+  GST_OBJECT_LOCK (object);
+  if (prop_id == GST_CUDA_FX_DEVICE_PROP_BACKEND)
+    g_value_set_enum (value, backend_setting);
+  else
+    g_value_set_int (value, device_id_setting);
+  GST_OBJECT_UNLOCK (object);
+  return true;
 }
 
 GstCudaFxDevice::~GstCudaFxDevice ()

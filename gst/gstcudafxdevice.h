@@ -20,24 +20,22 @@
 #include "cudafx/image.hpp"
 #include "gstcudafxconfig.h"
 #include "gstcudafxcontext.h"
-
-typedef enum
-{
-  GST_CUDA_FX_BACKEND_AUTO,
-  GST_CUDA_FX_BACKEND_CUDA,
-  GST_CUDA_FX_BACKEND_CPU,
-} GstCudaFxBackend;
-
-#define GST_TYPE_CUDA_FX_BACKEND (gst_cuda_fx_backend_get_type ())
-GType gst_cuda_fx_backend_get_type (void);
+#include "gstcudafxenums.h"
 
 #define GST_CUDA_FX_DEFAULT_BACKEND GST_CUDA_FX_BACKEND_AUTO
 #define GST_CUDA_FX_DEFAULT_DEVICE_ID -1
 
-/* Installs the `backend` and `cuda-device-id` properties (read at start) as
- * `backend_id` and `device_id_id`. */
-void gst_cuda_fx_install_device_properties (GObjectClass * klass, guint backend_id,
-    guint device_id_id);
+/* The property ids of `backend` and `cuda-device-id`, above any id an
+ * element gives its own properties, so that an element's set_property and
+ * get_property hand them to GstCudaFxDevice unchanged. */
+enum
+{
+  GST_CUDA_FX_DEVICE_PROP_BACKEND = 0x1000,
+  GST_CUDA_FX_DEVICE_PROP_CUDA_DEVICE_ID,
+};
+
+/* Installs the `backend` and `cuda-device-id` properties (read at start). */
+void gst_cuda_fx_install_device_properties (GObjectClass * klass);
 
 class GstCudaFxDevice
 {
@@ -51,6 +49,11 @@ public:
    * written under the element's object lock. */
   GstCudaFxBackend backend_setting = GST_CUDA_FX_DEFAULT_BACKEND;
   gint device_id_setting = GST_CUDA_FX_DEFAULT_DEVICE_ID;
+
+  /* An element's set_property / get_property for the two properties above,
+   * under the object lock; false for any other id (the element's own). */
+  bool set_property (GObject * object, guint prop_id, const GValue * value);
+  bool get_property (GObject * object, guint prop_id, GValue * value);
 
   /* Applies the backend rule to the settings. FALSE (with an element error
    * posted) only for backend=cuda without a usable device. */

@@ -6,13 +6,6 @@
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_fx_filter_debug);
 #define GST_CAT_DEFAULT gst_cuda_fx_filter_debug
 
-enum
-{
-  PROP_0,
-  PROP_BACKEND,
-  PROP_CUDA_DEVICE_ID,
-};
-
 
 /* C++ state lives behind a pointer: GObject instance memory is raw. */
 struct GstCudaFxFilterState
@@ -436,40 +429,16 @@ static void
 gst_cuda_fx_filter_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstCudaFxFilterState *st = get_state (GST_CUDA_FX_FILTER (object));
-  GST_OBJECT_LOCK (object);
-  switch (prop_id) {
-    case PROP_BACKEND:
-      st->dev.backend_setting = static_cast < GstCudaFxBackend > (g_value_get_enum (value));
-      break;
-    case PROP_CUDA_DEVICE_ID:
-      st->dev.device_id_setting = g_value_get_int (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (object);
+  if (!get_state (GST_CUDA_FX_FILTER (object))->dev.set_property (object, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
 gst_cuda_fx_filter_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  GstCudaFxFilterState *st = get_state (GST_CUDA_FX_FILTER (object));
-  GST_OBJECT_LOCK (object);
-  switch (prop_id) {
-    case PROP_BACKEND:
-      g_value_set_enum (value, st->dev.backend_setting);
-      break;
-    case PROP_CUDA_DEVICE_ID:
-      g_value_set_int (value, st->dev.device_id_setting);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (object);
+  if (!get_state (GST_CUDA_FX_FILTER (object))->dev.get_property (object, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -493,7 +462,7 @@ gst_cuda_fx_filter_class_init (GstCudaFxFilterClass * klass)
   gobject_class->get_property = gst_cuda_fx_filter_get_property;
   gobject_class->finalize = gst_cuda_fx_filter_finalize;
 
-  gst_cuda_fx_install_device_properties (gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
+  gst_cuda_fx_install_device_properties (gobject_class);
 
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_set_context);
 

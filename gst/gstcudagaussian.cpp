@@ -73,52 +73,6 @@ G_DEFINE_TYPE (GstCudaGaussian, gst_cuda_gaussian, GST_TYPE_CUDA_FX_FILTER);
 GST_ELEMENT_REGISTER_DEFINE (cudagaussian, "cudagaussian", GST_RANK_NONE,
     GST_TYPE_CUDA_GAUSSIAN);
 
-GType
-gst_cuda_fx_border_mode_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_CUDA_FX_BORDER_REPLICATE, "Repeat the edge pixel (aaa|abc)", "replicate"},
-    {GST_CUDA_FX_BORDER_REFLECT_101, "Mirror without repeating the edge (cb|abc)",
-        "reflect-101"},
-    {GST_CUDA_FX_BORDER_CONSTANT, "Zero outside the frame", "constant"},
-    {0, nullptr, nullptr},
-  };
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaFxBorderMode", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
-static cudafx::BorderMode
-to_border (GstCudaFxBorderMode m)
-{
-  switch (m) {
-    case GST_CUDA_FX_BORDER_REFLECT_101:
-      return cudafx::BorderMode::Reflect101;
-    case GST_CUDA_FX_BORDER_CONSTANT:
-      return cudafx::BorderMode::Constant;
-    case GST_CUDA_FX_BORDER_REPLICATE:
-    default:
-      return cudafx::BorderMode::Replicate;
-  }
-}
-
-static GstCudaFxBorderMode
-from_border (cudafx::BorderMode m)
-{
-  switch (m) {
-    case cudafx::BorderMode::Reflect101:
-      return GST_CUDA_FX_BORDER_REFLECT_101;
-    case cudafx::BorderMode::Constant:
-      return GST_CUDA_FX_BORDER_CONSTANT;
-    case cudafx::BorderMode::Replicate:
-    default:
-      return GST_CUDA_FX_BORDER_REPLICATE;
-  }
-}
-
 static cudafx::GaussianParams
 take_params (GstCudaGaussian * self)
 {
@@ -188,7 +142,7 @@ gst_cuda_gaussian_set_property (GObject * object, guint prop_id,
       break;
     }
     case PROP_BORDER_MODE:
-      p.border = to_border (static_cast < GstCudaFxBorderMode > (g_value_get_enum (value)));
+      p.border = gst_cuda_fx_border_to_op (static_cast < GstCudaFxBorderMode > (g_value_get_enum (value)));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -217,7 +171,7 @@ gst_cuda_gaussian_get_property (GObject * object, guint prop_id,
       g_value_set_int (value, p.kernel_size_x);
       break;
     case PROP_BORDER_MODE:
-      g_value_set_enum (value, from_border (p.border));
+      g_value_set_enum (value, gst_cuda_fx_border_from_op (p.border));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -276,7 +230,6 @@ gst_cuda_gaussian_class_init (GstCudaGaussianClass * klass)
   filter_class->process = GST_DEBUG_FUNCPTR (gst_cuda_gaussian_process);
   filter_class->teardown = GST_DEBUG_FUNCPTR (gst_cuda_gaussian_teardown);
 
-  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FX_BORDER_MODE, (GstPluginAPIFlags) 0);
   GST_DEBUG_CATEGORY_INIT (gst_cuda_gaussian_debug, "cudagaussian", 0,
       "CUDA Gaussian blur");
 }
@@ -288,5 +241,5 @@ gst_cuda_gaussian_init (GstCudaGaussian * self)
   self->state->params.sigma_x = DEFAULT_SIGMA;
   self->state->params.sigma_y = DEFAULT_SIGMA_Y;
   self->state->params.kernel_size_x = self->state->params.kernel_size_y = DEFAULT_KERNEL_SIZE;
-  self->state->params.border = to_border (DEFAULT_BORDER_MODE);
+  self->state->params.border = gst_cuda_fx_border_to_op (DEFAULT_BORDER_MODE);
 }

@@ -74,39 +74,6 @@ G_DEFINE_TYPE (GstCudaUpscale, gst_cuda_upscale, GST_TYPE_CUDA_FX_FILTER);
 GST_ELEMENT_REGISTER_DEFINE (cudaupscale, "cudaupscale", GST_RANK_NONE,
     GST_TYPE_CUDA_UPSCALE);
 
-GType
-gst_cuda_upscale_method_get_type (void)
-{
-  static GType type = 0;
-  /* videoscale's nicks where it has the method */
-  static const GEnumValue values[] = {
-    {GST_CUDA_UPSCALE_NEAREST, "Nearest neighbour", "nearest-neighbour"},
-    {GST_CUDA_UPSCALE_BILINEAR, "Bilinear (2x2 taps)", "bilinear"},
-    {GST_CUDA_UPSCALE_BICUBIC, "Bicubic (4x4 taps, Keys a=-0.75 as OpenCV)",
-        "bicubic"},
-    {0, nullptr, nullptr},
-  };
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaUpscaleMethod", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
-static cudafx::ResizeMethod
-to_method (GstCudaUpscaleMethod m)
-{
-  switch (m) {
-    case GST_CUDA_UPSCALE_NEAREST:
-      return cudafx::ResizeMethod::Nearest;
-    case GST_CUDA_UPSCALE_BICUBIC:
-      return cudafx::ResizeMethod::Bicubic;
-    case GST_CUDA_UPSCALE_BILINEAR:
-    default:
-      return cudafx::ResizeMethod::Bilinear;
-  }
-}
-
 /* ---- caps ---- */
 
 /* Maps an int field (fixed or range) of `s` through x -> round(x * f)
@@ -290,7 +257,7 @@ static cudafx::ResizeMethod
 take_method (GstCudaUpscale * self)
 {
   GST_OBJECT_LOCK (self);
-  const cudafx::ResizeMethod m = to_method (self->state->method);
+  const cudafx::ResizeMethod m = gst_cuda_upscale_method_to_op (self->state->method);
   self->state->method_changed = false;
   GST_OBJECT_UNLOCK (self);
   return m;
@@ -447,7 +414,6 @@ gst_cuda_upscale_class_init (GstCudaUpscaleClass * klass)
   filter_class->transform_video_caps =
       GST_DEBUG_FUNCPTR (gst_cuda_upscale_transform_video_caps);
 
-  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_UPSCALE_METHOD, (GstPluginAPIFlags) 0);
   GST_DEBUG_CATEGORY_INIT (gst_cuda_upscale_debug, "cudaupscale", 0, "CUDA video scaler");
 }
 

@@ -1,0 +1,131 @@
+/* The enum property types: see gstcudafxenums.h.
+ *
+ * Registered by one helper rather than G_DEFINE_ENUM_TYPE, which needs
+ * GLib 2.74 (JetPack 6's Ubuntu 22.04 has 2.72) and would show the C
+ * identifiers as the values' descriptions in gst-inspect-1.0. */
+#include "gstcudafxenums.h"
+
+#include <gst/gst.h>
+
+/* Registers `values` as `name` once; thread-safe. */
+static GType
+register_enum (GType * type, const gchar * name, const GEnumValue * values)
+{
+  if (g_once_init_enter (type)) {
+    GType t = g_enum_register_static (name, values);
+    gst_type_mark_as_plugin_api (t, (GstPluginAPIFlags) 0);
+    g_once_init_leave (type, t);
+  }
+  return *type;
+}
+
+GType
+gst_cuda_fx_backend_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_FX_BACKEND_AUTO, "CUDA when a device is usable, else CPU", "auto"},
+    {GST_CUDA_FX_BACKEND_CUDA, "CUDA; fail to start without a usable device", "cuda"},
+    {GST_CUDA_FX_BACKEND_CPU, "CPU (multi-threaded)", "cpu"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaFxBackend", values);
+}
+
+GType
+gst_cuda_fx_border_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_FX_BORDER_REPLICATE, "Repeat the edge pixel (aaa|abc)", "replicate"},
+    {GST_CUDA_FX_BORDER_REFLECT_101, "Mirror without repeating the edge (cb|abc)",
+        "reflect-101"},
+    {GST_CUDA_FX_BORDER_CONSTANT, "Zero outside the frame", "constant"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaFxBorderMode", values);
+}
+
+GType
+gst_cuda_upscale_method_get_type (void)
+{
+  static GType type = 0;
+  /* videoscale's nicks where it has the method */
+  static const GEnumValue values[] = {
+    {GST_CUDA_UPSCALE_NEAREST, "Nearest neighbour", "nearest-neighbour"},
+    {GST_CUDA_UPSCALE_BILINEAR, "Bilinear (2x2 taps)", "bilinear"},
+    {GST_CUDA_UPSCALE_BICUBIC, "Bicubic (4x4 taps, Keys a=-0.75 as OpenCV)", "bicubic"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaUpscaleMethod", values);
+}
+
+GType
+gst_cuda_delta_compression_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_DELTA_COMPRESSION_NONE, "No entropy stage", "none"},
+    {GST_CUDA_DELTA_COMPRESSION_ZSTD, "zstd", "zstd"},
+    {GST_CUDA_DELTA_COMPRESSION_RANS,
+        "Context-modelled rANS for delta frames (zstd for keyframes)", "rans"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaDeltaCompression", values);
+}
+
+cudafx::BorderMode
+gst_cuda_fx_border_to_op (GstCudaFxBorderMode mode)
+{
+  switch (mode) {
+    case GST_CUDA_FX_BORDER_REFLECT_101:
+      return cudafx::BorderMode::Reflect101;
+    case GST_CUDA_FX_BORDER_CONSTANT:
+      return cudafx::BorderMode::Constant;
+    case GST_CUDA_FX_BORDER_REPLICATE:
+    default:
+      return cudafx::BorderMode::Replicate;
+  }
+}
+
+GstCudaFxBorderMode
+gst_cuda_fx_border_from_op (cudafx::BorderMode mode)
+{
+  switch (mode) {
+    case cudafx::BorderMode::Reflect101:
+      return GST_CUDA_FX_BORDER_REFLECT_101;
+    case cudafx::BorderMode::Constant:
+      return GST_CUDA_FX_BORDER_CONSTANT;
+    case cudafx::BorderMode::Replicate:
+    default:
+      return GST_CUDA_FX_BORDER_REPLICATE;
+  }
+}
+
+cudafx::ResizeMethod
+gst_cuda_upscale_method_to_op (GstCudaUpscaleMethod method)
+{
+  switch (method) {
+    case GST_CUDA_UPSCALE_NEAREST:
+      return cudafx::ResizeMethod::Nearest;
+    case GST_CUDA_UPSCALE_BICUBIC:
+      return cudafx::ResizeMethod::Bicubic;
+    case GST_CUDA_UPSCALE_BILINEAR:
+    default:
+      return cudafx::ResizeMethod::Bilinear;
+  }
+}
+
+cudafx::DeltaCompression
+gst_cuda_delta_compression_to_op (GstCudaDeltaCompression c)
+{
+  switch (c) {
+    case GST_CUDA_DELTA_COMPRESSION_NONE:
+      return cudafx::DeltaCompression::None;
+    case GST_CUDA_DELTA_COMPRESSION_ZSTD:
+      return cudafx::DeltaCompression::Zstd;
+    case GST_CUDA_DELTA_COMPRESSION_RANS:
+    default:
+      return cudafx::DeltaCompression::Rans;
+  }
+}

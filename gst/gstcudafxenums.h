@@ -1,0 +1,61 @@
+/* The enum property types of every cudafx element, in one place, with their
+ * mapping onto the cudafx library's enums. Values are the GObject enums'
+ * (what gst-launch and g_object_set see); the C++ enums are the ops'. */
+#pragma once
+
+#include <glib-object.h>
+
+#include "cudafx/border.hpp"
+#include "cudafx/delta.hpp"
+#include "cudafx/resize.hpp"
+
+G_BEGIN_DECLS
+
+/* `backend`: where an element processes frames. */
+typedef enum
+{
+  GST_CUDA_FX_BACKEND_AUTO,
+  GST_CUDA_FX_BACKEND_CUDA,
+  GST_CUDA_FX_BACKEND_CPU,
+} GstCudaFxBackend;
+#define GST_TYPE_CUDA_FX_BACKEND (gst_cuda_fx_backend_get_type ())
+GType gst_cuda_fx_backend_get_type (void);
+
+/* `border-mode`: where pixels outside the frame come from. */
+typedef enum
+{
+  GST_CUDA_FX_BORDER_REPLICATE,
+  GST_CUDA_FX_BORDER_REFLECT_101,
+  GST_CUDA_FX_BORDER_CONSTANT,
+} GstCudaFxBorderMode;
+#define GST_TYPE_CUDA_FX_BORDER_MODE (gst_cuda_fx_border_mode_get_type ())
+GType gst_cuda_fx_border_mode_get_type (void);
+
+/* cudaupscale's `method`. */
+typedef enum
+{
+  GST_CUDA_UPSCALE_NEAREST,
+  GST_CUDA_UPSCALE_BILINEAR,
+  GST_CUDA_UPSCALE_BICUBIC,
+} GstCudaUpscaleMethod;
+#define GST_TYPE_CUDA_UPSCALE_METHOD (gst_cuda_upscale_method_get_type ())
+GType gst_cuda_upscale_method_get_type (void);
+
+/* cudadeltaenc's `compression`. */
+typedef enum
+{
+  GST_CUDA_DELTA_COMPRESSION_NONE,
+  GST_CUDA_DELTA_COMPRESSION_ZSTD,
+  GST_CUDA_DELTA_COMPRESSION_RANS,
+} GstCudaDeltaCompression;
+#define GST_TYPE_CUDA_DELTA_COMPRESSION (gst_cuda_delta_compression_get_type ())
+GType gst_cuda_delta_compression_get_type (void);
+
+G_END_DECLS
+
+/* GObject value <-> op value. The GObject enums are validated by GObject, so
+ * every value maps. */
+cudafx::BorderMode gst_cuda_fx_border_to_op (GstCudaFxBorderMode mode);
+GstCudaFxBorderMode gst_cuda_fx_border_from_op (cudafx::BorderMode mode);
+cudafx::ResizeMethod gst_cuda_upscale_method_to_op (GstCudaUpscaleMethod method);
+cudafx::DeltaCompression gst_cuda_delta_compression_to_op (GstCudaDeltaCompression c);
