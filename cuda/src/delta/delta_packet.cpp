@@ -10,7 +10,7 @@
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
 #include "cudafx/parallel.hpp"
-#include "byte_order.hpp"
+#include "delta/byte_order.hpp"
 
 namespace cudafx {
 namespace {

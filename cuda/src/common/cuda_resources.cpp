@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include "cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace cudafx {
 

@@ -1,5 +1,5 @@
 // Rebuilding the frequency tables of AdaptiveModel (see adaptive_model.hpp).
-#include "adaptive_model.hpp"
+#include "delta/adaptive_model.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -34,7 +34,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda_check.hpp"
+#include "common/cuda_check.hpp"
 #include "cudafx/resize.hpp"
 #include "cudafx/resize_math.hpp"
 

@@ -17,7 +17,7 @@
 #include <memory>
 #include <vector>
 
-#include "rans.hpp"
+#include "delta/rans.hpp"
 
 namespace cudafx {
 

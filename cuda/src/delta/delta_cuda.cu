@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "cuda_check.hpp"
+#include "common/cuda_check.hpp"
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_math.hpp"
 

@@ -18,7 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda_check.hpp"
+#include "common/cuda_check.hpp"
 #include "cudafx/gaussian.hpp"
 #include "cudafx/gaussian_math.hpp"
 

@@ -7,10 +7,10 @@
 #include <cstring>
 #include <string>
 
-#include "adaptive_model.hpp"
-#include "byte_order.hpp"
 #include "cudafx/parallel.hpp"
-#include "rans.hpp"
+#include "delta/adaptive_model.hpp"
+#include "delta/byte_order.hpp"
+#include "delta/rans.hpp"
 
 namespace cudafx {
 namespace {
