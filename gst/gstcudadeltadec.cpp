@@ -153,8 +153,9 @@ output_cpu (GstCudaDeltaDec * self, GstVideoCodecFrame * frame)
 {
   GstCudaDeltaDecState *st = self->state;
   GstVideoFrame out;
-  if (!gst_video_frame_map (&out, &st->output->info, frame->output_buffer, GST_MAP_WRITE))
-    return cudafx::Status::invalid ("cannot map the output frame");
+  bool on_device = false;
+  CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &out, &st->output->info, frame->output_buffer,
+          GST_MAP_WRITE, &on_device));
   const cudafx::ImageView & rec = st->decoder->reconstruction ();
   const cudafx::DeltaLayout & layout = st->decoder->layout ();
   for (int i = 0; i < layout.n_planes; i++) {
@@ -179,9 +180,8 @@ output_cuda (GstCudaDeltaDec * self, GstVideoCodecFrame * frame)
   CUDAFX_TRY (scope.status ());
   GstVideoFrame out;
   bool on_device = false;
-  if (!gst_cuda_fx_map_frame (st->dev, &out, &st->output->info, frame->output_buffer,
-          GST_MAP_WRITE, &on_device))
-    return cudafx::Status::invalid ("cannot map the output frame");
+  CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &out, &st->output->info, frame->output_buffer,
+          GST_MAP_WRITE, &on_device));
   cudafx::Status s = cudafx::copy_image_async (gst_cuda_fx_view_of_frame (&out, st->desc),
       st->decoder->reconstruction (), st->dev.stream ());
   const cudafx::Status sync = st->dev.synchronize ();

@@ -213,8 +213,9 @@ encode_cpu (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
 {
   GstCudaDeltaEncState *st = self->state;
   GstVideoFrame vframe;
-  if (!gst_video_frame_map (&vframe, &st->input->info, frame->input_buffer, GST_MAP_READ))
-    return cudafx::Status::invalid ("cannot map the input frame");
+  bool on_device = false;
+  CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &vframe, &st->input->info, frame->input_buffer,
+          GST_MAP_READ, &on_device));
   const cudafx::Status s = st->encoder->encode (gst_cuda_fx_view_of_frame (&vframe, st->desc),
       settings, &st->packet, stats);
   gst_video_frame_unmap (&vframe);
@@ -234,9 +235,8 @@ encode_cuda (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   CUDAFX_TRY (scope.status ());
   GstVideoFrame vframe;
   bool on_device = false;
-  if (!gst_cuda_fx_map_frame (st->dev, &vframe, &st->input->info, frame->input_buffer,
-          GST_MAP_READ, &on_device))
-    return cudafx::Status::invalid ("cannot map the input frame");
+  CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &vframe, &st->input->info, frame->input_buffer,
+          GST_MAP_READ, &on_device));
   cudafx::ImageView view = gst_cuda_fx_view_of_frame (&vframe, st->desc);
   cudafx::Status s;
   if (!on_device) {

@@ -1,6 +1,8 @@
 /* GstCudaFxDevice: see gstcudafxdevice.h. */
 #include "gstcudafxdevice.h"
 
+#include <string>
+
 #include "gstcudafxpinnedallocator.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_fx_device_debug);
@@ -316,16 +318,66 @@ gst_cuda_fx_view_of_frame (const GstVideoFrame * frame, const cudafx::ImageDesc 
   return v;
 }
 
-gboolean
+cudafx::Status
+gst_cuda_fx_check_frame_layout (const GstVideoInfo * info, GstBuffer * buffer)
+{
+  const gsize size = gst_buffer_get_size (buffer);
+  const GstVideoMeta *meta = gst_buffer_get_video_meta (buffer);
+  if (!meta) {
+    if (size < GST_VIDEO_INFO_SIZE (info))
+      return cudafx::Status::invalid ("buffer of " + std::to_string (size) +
+          " bytes is smaller than a frame (" + std::to_string (GST_VIDEO_INFO_SIZE (info)) + ")");
+    return cudafx::Status::ok ();
+  }
+  cudafx::ImageDesc desc;
+  if (meta->format != GST_VIDEO_INFO_FORMAT (info) ||
+      (gint) meta->width != GST_VIDEO_INFO_WIDTH (info) ||
+      (gint) meta->height != GST_VIDEO_INFO_HEIGHT (info) ||
+      !gst_cuda_fx_desc_from_info (info, &desc))
+    return cudafx::Status::invalid (std::string ("video meta describes a ") +
+        gst_video_format_to_string (meta->format) + " " + std::to_string (meta->width) + "x" +
+        std::to_string (meta->height) + " frame, the caps a " +
+        gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (info)) + " " +
+        std::to_string (GST_VIDEO_INFO_WIDTH (info)) + "x" +
+        std::to_string (GST_VIDEO_INFO_HEIGHT (info)) + " one");
+  const cudafx::FormatInfo & fi = cudafx::format_info (desc.format);
+  if (meta->n_planes < (guint) fi.n_planes)
+    return cudafx::Status::invalid ("video meta has " + std::to_string (meta->n_planes) +
+        " planes, the format " + std::to_string (fi.n_planes));
+  for (int i = 0; i < fi.n_planes; i++) {
+    const size_t row = static_cast < size_t > (cudafx::plane_width (fi, i, desc.width)) *
+        fi.planes[i].channels;
+    const size_t rows = cudafx::plane_height (fi, i, desc.height);
+    const gint stride = meta->stride[i];
+    if (stride < 0 || static_cast < size_t > (stride) < row)
+      return cudafx::Status::invalid ("video meta plane " + std::to_string (i) + " stride " +
+          std::to_string (stride) + " is smaller than its row of " + std::to_string (row) +
+          " bytes");
+    /* offset + the last row's end, in 64 bits: the fields are a sender's */
+    const unsigned long long end = static_cast < unsigned long long > (meta->offset[i]) +
+        static_cast < unsigned long long > (stride) * (rows - 1) + row;
+    if (end > size)
+      return cudafx::Status::invalid ("video meta plane " + std::to_string (i) + " ends at byte " +
+          std::to_string (end) + ", past the end of the " + std::to_string (size) +
+          "-byte buffer");
+  }
+  return cudafx::Status::ok ();
+}
+
+cudafx::Status
 gst_cuda_fx_map_frame (const GstCudaFxDevice & dev, GstVideoFrame * frame,
     const GstVideoInfo * info, GstBuffer * buffer, GstMapFlags flags, bool *on_device)
 {
+  CUDAFX_TRY (gst_cuda_fx_check_frame_layout (info, buffer));
   *on_device = dev.is_our_cuda (buffer);
 #if HAVE_GSTCUDA
   if (*on_device)
     flags = static_cast < GstMapFlags > (flags | GST_MAP_CUDA);
 #endif
-  return gst_video_frame_map (frame, info, buffer, flags);
+  if (!gst_video_frame_map (frame, info, buffer, flags))
+    return cudafx::Status::invalid (*on_device ? "cannot map the CUDA memory of the frame" :
+        "cannot map the frame");
+  return cudafx::Status::ok ();
 }
 
 gboolean

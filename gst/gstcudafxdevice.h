@@ -127,9 +127,17 @@ cudafx::ImageView gst_cuda_fx_view_of_frame (const GstVideoFrame * frame,
     const cudafx::ImageDesc & desc);
 
 /* Maps `buffer` for `flags`, adding GST_MAP_CUDA (device pointers) when it
- * is CUDA memory of `dev`'s context. *on_device tells which it got. */
-gboolean gst_cuda_fx_map_frame (const GstCudaFxDevice & dev, GstVideoFrame * frame,
+ * is CUDA memory of `dev`'s context. *on_device tells which it got. First
+ * checks what a GstVideoMeta on the buffer says (gst_cuda_fx_check_frame_layout):
+ * a layout that cannot be mapped safely is an error naming the cause. */
+cudafx::Status gst_cuda_fx_map_frame (const GstCudaFxDevice & dev, GstVideoFrame * frame,
     const GstVideoInfo * info, GstBuffer * buffer, GstMapFlags flags, bool *on_device);
+
+/* OK when `buffer` holds a whole frame of `info`: with a GstVideoMeta, of the
+ * negotiated format and size, every plane's rows (pitch at least a row, not
+ * negative) inside the buffer; without one, at least the frame's size.
+ * gst_video_frame_map trusts the meta and reads past the buffer's end. */
+cudafx::Status gst_cuda_fx_check_frame_layout (const GstVideoInfo * info, GstBuffer * buffer);
 
 /* Maps a GstVideoFormat onto the cudafx one; FALSE if cudafx has none. */
 gboolean gst_cuda_fx_desc_from_info (const GstVideoInfo * info, cudafx::ImageDesc * desc);

@@ -367,11 +367,14 @@ transform_cuda (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
   const gint64 t0 = g_get_monotonic_time ();
   GstVideoFrame in, out;
   bool in_dev = false, out_dev = false;
-  if (!gst_cuda_fx_map_frame (st->dev, &in, &st->in_info, inbuf, GST_MAP_READ, &in_dev))
-    return flow_error (self, "cannot map input", cudafx::Status::invalid ("map failed"));
-  if (!gst_cuda_fx_map_frame (st->dev, &out, &st->out_info, outbuf, GST_MAP_WRITE, &out_dev)) {
+  cudafx::Status m = gst_cuda_fx_map_frame (st->dev, &in, &st->in_info, inbuf, GST_MAP_READ,
+      &in_dev);
+  if (!m.is_ok ())
+    return flow_error (self, "Cannot map the input", m);
+  m = gst_cuda_fx_map_frame (st->dev, &out, &st->out_info, outbuf, GST_MAP_WRITE, &out_dev);
+  if (!m.is_ok ()) {
     gst_video_frame_unmap (&in);
-    return flow_error (self, "cannot map output", cudafx::Status::invalid ("map failed"));
+    return flow_error (self, "Cannot map the output", m);
   }
 
   const cudafx::StreamHandle stream = st->dev.stream ();
