@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 runs=${1:-200000}
 out=build-fuzz
 mkdir -p "$out/corpus"
-srcs="cuda/src/image.cpp cuda/src/parallel.cpp cuda/src/delta_cpu.cpp cuda/src/delta_packet.cpp cuda/src/delta_stream.cpp cuda/src/delta_entropy.cpp cuda/src/adaptive_model.cpp"
-flags="-std=c++17 -O1 -g -Icuda/include -fno-omit-frame-pointer"
+srcs="cuda/src/common/image.cpp cuda/src/common/parallel.cpp cuda/src/delta/delta_cpu.cpp cuda/src/delta/delta_packet.cpp cuda/src/delta/delta_stream.cpp cuda/src/delta/delta_entropy.cpp cuda/src/delta/adaptive_model.cpp"
+flags="-std=c++17 -O1 -g -Icuda/include -Icuda/src -fno-omit-frame-pointer"
 libs="-lzstd -lz -lpthread"
 clang++ $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   tests/fuzz/fuzz_delta_decoder.cpp $srcs $libs -o "$out/fuzz_delta_decoder"
