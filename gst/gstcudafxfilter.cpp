@@ -1,6 +1,9 @@
 /* GstCudaFxFilter: see gstcudafxfilter.h. */
 #include "gstcudafxfilter.h"
 
+#include <cstring>
+#include <optional>
+
 #include "gstcudafxpinnedallocator.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_fx_filter_debug);
@@ -14,11 +17,16 @@ struct GstCudaFxFilterState
    * from start to stop the device */
   GstCudaFxDevice dev;
 
-  /* from set_caps */
+  /* the mode, under the object lock; set by the subclass or a property */
+  GstCudaFxFilterMode mode = GST_CUDA_FX_FILTER_MODE_TRANSFORM;
+
+  /* streaming thread, from set_caps */
   GstVideoInfo in_info, out_info;
   cudafx::ImageDesc in_desc, out_desc;
-  bool in_cuda = false, out_cuda = false;
-  bool configured = false;
+  bool have_caps = false;
+  bool same_info = false;       /* the pads' video infos and memories equal */
+  bool configured = false;      /* the op is built, for configured_mode */
+  GstCudaFxFilterMode configured_mode = GST_CUDA_FX_FILTER_MODE_TRANSFORM;
   cudafx::DeviceBuffer staging_in, staging_out;
 };
 
@@ -41,32 +49,81 @@ get_state (GstCudaFxFilter * self)
 
 /* ---- caps ---- */
 
+/* Template caps for `formats` in CUDA memory (when libgstcuda is there) and
+ * in system memory, each first with `extra_feature` when one is given. */
+static GstCaps *
+template_caps (const gchar * cuda_formats, const gchar * system_formats,
+    const gchar * extra_feature)
+{
+  GString *s = g_string_new (nullptr);
+  auto add =[s](const gchar * features, const gchar * formats) {
+    g_string_append_printf (s, "%svideo/x-raw%s%s%s, format = (string) %s, width = "
+        GST_VIDEO_SIZE_RANGE ", height = " GST_VIDEO_SIZE_RANGE ", framerate = "
+        GST_VIDEO_FPS_RANGE, s->len ? "; " : "", features ? "(" : "",
+        features ? features : "", features ? ")" : "", formats);
+  };
+#if HAVE_GSTCUDA
+  if (extra_feature) {
+    gchar *both = g_strdup_printf ("%s, %s", GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, extra_feature);
+    add (both, cuda_formats);
+    g_free (both);
+  }
+  add (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, cuda_formats);
+#else
+  (void) cuda_formats;
+#endif
+  if (extra_feature) {
+    gchar *both = g_strdup_printf ("%s, %s", GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY, extra_feature);
+    add (both, system_formats);
+    g_free (both);
+  }
+  add (nullptr, system_formats);
+  GstCaps *caps = gst_caps_from_string (s->str);
+  g_string_free (s, TRUE);
+  return caps;
+}
+
+void
+gst_cuda_fx_filter_class_add_pad_templates_full (GstCudaFxFilterClass * klass,
+    const gchar * sink_cuda_formats, const gchar * sink_system_formats,
+    const gchar * src_cuda_formats, const gchar * src_system_formats,
+    const gchar * extra_feature)
+{
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstCaps *sink = template_caps (sink_cuda_formats, sink_system_formats, extra_feature);
+  GstCaps *src = template_caps (src_cuda_formats, src_system_formats, nullptr);
+  gst_element_class_add_pad_template (element_class,
+      gst_pad_template_new ("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sink));
+  gst_element_class_add_pad_template (element_class,
+      gst_pad_template_new ("src", GST_PAD_SRC, GST_PAD_ALWAYS, src));
+  gst_caps_unref (sink);
+  gst_caps_unref (src);
+}
+
 void
 gst_cuda_fx_filter_class_add_pad_templates (GstCudaFxFilterClass * klass,
     const gchar * cuda_formats, const gchar * system_formats)
 {
-  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
-  gchar *s;
-#if HAVE_GSTCUDA
-  s = g_strdup_printf ("video/x-raw(" GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY
-      "), format = (string) %s, width = " GST_VIDEO_SIZE_RANGE ", height = "
-      GST_VIDEO_SIZE_RANGE ", framerate = " GST_VIDEO_FPS_RANGE
-      "; video/x-raw, format = (string) %s, width = " GST_VIDEO_SIZE_RANGE
-      ", height = " GST_VIDEO_SIZE_RANGE ", framerate = " GST_VIDEO_FPS_RANGE,
-      cuda_formats, system_formats);
-#else
-  (void) cuda_formats;
-  s = g_strdup_printf ("video/x-raw, format = (string) %s, width = "
-      GST_VIDEO_SIZE_RANGE ", height = " GST_VIDEO_SIZE_RANGE ", framerate = "
-      GST_VIDEO_FPS_RANGE, system_formats);
-#endif
-  GstCaps *caps = gst_caps_from_string (s);
-  g_free (s);
-  gst_element_class_add_pad_template (element_class,
-      gst_pad_template_new ("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
-  gst_element_class_add_pad_template (element_class,
-      gst_pad_template_new ("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
-  gst_caps_unref (caps);
+  gst_cuda_fx_filter_class_add_pad_templates_full (klass, cuda_formats, system_formats,
+      cuda_formats, system_formats, nullptr);
+}
+
+/* `f` (may be NULL: system memory) with its memory feature replaced by
+ * `memory`; the other features kept. */
+static GstCapsFeatures *
+features_in_memory (const GstCapsFeatures * f, const gchar * memory)
+{
+  GstCapsFeatures *out = gst_caps_features_new_empty ();
+  for (guint i = 0; f && i < gst_caps_features_get_size (f); i++) {
+    const gchar *name = gst_caps_features_get_nth (f, i);
+    if (!g_str_has_prefix (name, "memory:"))
+      gst_caps_features_add (out, name);
+  }
+  /* System memory with no other feature is the empty set, as in templates. */
+  if (strcmp (memory, GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY) != 0 ||
+      gst_caps_features_get_size (out) > 0)
+    gst_caps_features_add (out, memory);
+  return out;
 }
 
 GstCaps *
@@ -87,19 +144,39 @@ gst_cuda_fx_filter_caps_any_memory (GstCaps * caps)
 #if HAVE_GSTCUDA
     const gboolean cuda = f && gst_caps_features_contains (f,
         GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
-    GstCapsFeatures *cuda_f =
-        gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr);
-    GstCapsFeatures *sys_f = gst_caps_features_new_empty ();
+    const gchar *own = cuda ? GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY :
+        GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY;
+    const gchar *swapped = cuda ? GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY :
+        GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY;
     same = gst_caps_merge_structure_full (same, gst_structure_copy (s),
-        cuda ? cuda_f : sys_f);
+        features_in_memory (f, own));
     other = gst_caps_merge_structure_full (other, gst_structure_copy (s),
-        cuda ? sys_f : cuda_f);
+        features_in_memory (f, swapped));
 #else
     same = gst_caps_merge_structure_full (same, gst_structure_copy (s),
-        gst_caps_features_new_empty ());
+        features_in_memory (f, GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY));
 #endif
   }
   return gst_caps_merge (same, other);
+}
+
+GstCaps *
+gst_cuda_fx_caps_free_format (GstCaps * caps)
+{
+  caps = gst_caps_make_writable (caps);
+  for (guint i = 0; i < gst_caps_get_size (caps); i++)
+    gst_structure_remove_fields (gst_caps_get_structure (caps, i), "format", "colorimetry",
+        "chroma-site", nullptr);
+  return gst_caps_simplify (caps);
+}
+
+static GstCudaFxFilterMode
+current_mode (GstCudaFxFilter * self)
+{
+  GST_OBJECT_LOCK (self);
+  const GstCudaFxFilterMode m = get_state (self)->mode;
+  GST_OBJECT_UNLOCK (self);
+  return m;
 }
 
 static GstCaps *
@@ -111,7 +188,9 @@ gst_cuda_fx_filter_transform_caps (GstBaseTransform * trans,
   GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
   GstCaps *video = klass->transform_video_caps ?
       klass->transform_video_caps (self, direction, caps) : gst_caps_ref (caps);
-  GstCaps *result = gst_cuda_fx_filter_caps_any_memory (video);
+  /* A frame that is processed in place or passed through keeps its memory. */
+  GstCaps *result = current_mode (self) == GST_CUDA_FX_FILTER_MODE_TRANSFORM ?
+      gst_cuda_fx_filter_caps_any_memory (video) : gst_caps_ref (video);
   gst_caps_unref (video);
   if (st->dev.started () && !st->dev.cuda ())
     result = gst_cuda_fx_caps_drop_cuda_memory (result);
@@ -184,11 +263,85 @@ gst_cuda_fx_filter_stop (GstBaseTransform * trans)
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   release_op (self);
+  get_state (self)->have_caps = false;
   get_state (self)->dev.stop ();
   return TRUE;
 }
 
-/* ---- caps set ---- */
+/* ---- caps set and mode ---- */
+
+/* GstBaseTransform's flags for `mode`: TRANSFORM writes a new buffer (or
+ * passes through where the class allows it), IN_PLACE writes into the
+ * incoming one, ANALYSIS passes it through and looks at it in transform_ip. */
+static void
+apply_mode_flags (GstCudaFxFilter * self, GstCudaFxFilterMode mode, bool same_info)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
+  switch (mode) {
+    case GST_CUDA_FX_FILTER_MODE_TRANSFORM:
+      gst_base_transform_set_in_place (trans, FALSE);
+      gst_base_transform_set_passthrough (trans, klass->passthrough_on_same_info && same_info);
+      break;
+    case GST_CUDA_FX_FILTER_MODE_IN_PLACE:
+      gst_base_transform_set_passthrough (trans, FALSE);
+      gst_base_transform_set_in_place (trans, TRUE);
+      break;
+    case GST_CUDA_FX_FILTER_MODE_ANALYSIS:
+      gst_base_transform_set_in_place (trans, TRUE);
+      gst_base_transform_set_passthrough (trans, TRUE);
+      break;
+  }
+}
+
+/* Builds the op for the caps of set_caps and `mode` (the old one released
+ * first). An element error is posted on failure. */
+static gboolean
+configure_op (GstCudaFxFilter * self, GstCudaFxFilterMode mode)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
+  release_op (self);
+  if (mode == GST_CUDA_FX_FILTER_MODE_TRANSFORM && klass->passthrough_on_same_info &&
+      st->same_info) {
+    /* Buffers never reach transform(): no op to build. */
+    GST_DEBUG_OBJECT (self, "passthrough");
+    return TRUE;
+  }
+  if (mode != GST_CUDA_FX_FILTER_MODE_TRANSFORM && !st->same_info) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("The in-place and analysis modes need the same format, size and memory on both pads"),
+        (nullptr));
+    return FALSE;
+  }
+  GstCudaFxFilterConfig config;
+  config.in_info = &st->in_info;
+  config.out_info = &st->out_info;
+  config.in = st->in_desc;
+  config.out = st->out_desc;
+  config.backend = st->dev.backend ();
+  config.mode = mode;
+  cudafx::Status s;
+  if (st->dev.cuda ()) {
+    GstCudaFxDevice::Scope scope (st->dev);
+    s = scope.status ();
+    if (s.is_ok ())
+      s = klass->setup (self, config);
+  } else {
+    s = klass->setup (self, config);
+  }
+  if (!s.is_ok ()) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", s.message ().c_str ()),
+        ("%s -> %s", gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&st->in_info)),
+            gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&st->out_info))));
+    return FALSE;
+  }
+  st->configured = true;
+  st->configured_mode = mode;
+  GST_DEBUG_OBJECT (self, "configured: mode %d, backend %s", mode,
+      st->dev.cuda ()? "cuda" : "cpu");
+  return TRUE;
+}
 
 static gboolean
 gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
@@ -196,9 +349,9 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   GstCudaFxFilterState *st = get_state (self);
-  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
 
   release_op (self);
+  st->have_caps = false;
   if (!gst_video_info_from_caps (&st->in_info, incaps) ||
       !gst_video_info_from_caps (&st->out_info, outcaps) ||
       !gst_cuda_fx_desc_from_info (&st->in_info, &st->in_desc) ||
@@ -207,36 +360,43 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
         ("in %" GST_PTR_FORMAT ", out %" GST_PTR_FORMAT, incaps, outcaps));
     return FALSE;
   }
-  st->in_cuda = gst_cuda_fx_caps_are_cuda (incaps);
-  st->out_cuda = gst_cuda_fx_caps_are_cuda (outcaps);
-  const gboolean passthrough = klass->passthrough_on_same_info &&
-      st->in_cuda == st->out_cuda && gst_video_info_is_equal (&st->in_info, &st->out_info);
-  gst_base_transform_set_passthrough (trans, passthrough);
-  if (passthrough) {
-    /* Buffers never reach transform(): no op to build. */
-    GST_DEBUG_OBJECT (self, "passthrough");
-    return TRUE;
-  }
-
-  cudafx::Status s;
-  if (st->dev.cuda ()) {
-    GstCudaFxDevice::Scope scope (st->dev);
-    s = scope.status ();
-    if (s.is_ok ())
-      s = klass->setup (self, &st->in_info, &st->out_info, st->dev.backend ());
-  } else {
-    s = klass->setup (self, &st->in_info, &st->out_info, st->dev.backend ());
-  }
-  if (!s.is_ok ()) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", s.message ().c_str ()),
+  /* A spatial filter across the fields of an interlaced frame mixes two
+   * instants: refused, with the fix in the message. */
+  if (GST_VIDEO_INFO_IS_INTERLACED (&st->in_info)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Interlaced video is not supported: deinterlace it first (deinterlace, yadif)"),
         ("caps %" GST_PTR_FORMAT, incaps));
     return FALSE;
   }
-  st->configured = true;
-  GST_DEBUG_OBJECT (self, "configured: %s -> %s, backend %s",
-      st->in_cuda ? "cuda" : "system", st->out_cuda ? "cuda" : "system",
-      st->dev.cuda ()? "cuda" : "cpu");
-  return TRUE;
+  st->same_info = gst_cuda_fx_caps_are_cuda (incaps) == gst_cuda_fx_caps_are_cuda (outcaps) &&
+      gst_video_info_is_equal (&st->in_info, &st->out_info);
+  st->have_caps = true;
+  const GstCudaFxFilterMode mode = current_mode (self);
+  apply_mode_flags (self, mode, st->same_info);
+  return configure_op (self, mode);
+}
+
+void
+gst_cuda_fx_filter_set_mode (GstCudaFxFilter * self, GstCudaFxFilterMode mode)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  GST_OBJECT_LOCK (self);
+  const bool changed = st->mode != mode;
+  st->mode = mode;
+  GST_OBJECT_UNLOCK (self);
+  if (!changed)
+    return;
+  /* Flags now, so that the next buffer takes the new path; the op follows
+   * in the streaming thread (the buffer functions compare the modes), and
+   * the output pool is decided again. */
+  apply_mode_flags (self, mode, st->same_info);
+  gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
+}
+
+GstCudaFxFilterMode
+gst_cuda_fx_filter_get_mode (GstCudaFxFilter * self)
+{
+  return current_mode (self);
 }
 
 /* ---- allocation ---- */
@@ -326,7 +486,7 @@ gst_cuda_fx_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query
   return TRUE;
 }
 
-/* ---- per frame ---- */
+/* ---- per buffer ---- */
 
 static GstFlowReturn
 flow_error (GstCudaFxFilter * self, const char *what, const cudafx::Status & s)
@@ -336,78 +496,99 @@ flow_error (GstCudaFxFilter * self, const char *what, const cudafx::Status & s)
   return GST_FLOW_ERROR;
 }
 
-static GstFlowReturn
-transform_cpu (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
+/* Controlled properties follow the stream time (gstvideoflip.c's rule). */
+static void
+gst_cuda_fx_filter_before_transform (GstBaseTransform * trans, GstBuffer * buffer)
 {
-  GstCudaFxFilterState *st = get_state (self);
-  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
-  GstVideoFrame in, out;
-  if (!gst_video_frame_map (&in, &st->in_info, inbuf, GST_MAP_READ))
-    return flow_error (self, "cannot map input", cudafx::Status::invalid ("map failed"));
-  if (!gst_video_frame_map (&out, &st->out_info, outbuf, GST_MAP_WRITE)) {
-    gst_video_frame_unmap (&in);
-    return flow_error (self, "cannot map output", cudafx::Status::invalid ("map failed"));
-  }
-  const cudafx::Status s = klass->process (self, gst_cuda_fx_view_of_frame (&in, st->in_desc),
-      gst_cuda_fx_view_of_frame (&out, st->out_desc), nullptr);
-  gst_video_frame_unmap (&out);
-  gst_video_frame_unmap (&in);
-  return s.is_ok ()? GST_FLOW_OK : flow_error (self, "processing failed", s);
+  const GstClockTime stream_time = gst_segment_to_stream_time (&trans->segment,
+      GST_FORMAT_TIME, GST_BUFFER_PTS (buffer));
+  if (GST_CLOCK_TIME_IS_VALID (stream_time))
+    gst_object_sync_values (GST_OBJECT (trans), stream_time);
 }
 
-static GstFlowReturn
-transform_cuda (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
+/* The op for the current mode, rebuilt when the mode changed while playing. */
+static gboolean
+ensure_op (GstCudaFxFilter * self, GstCudaFxFilterMode mode)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  if (st->configured && st->configured_mode == mode)
+    return TRUE;
+  if (!st->have_caps) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps were negotiated"), (nullptr));
+    return FALSE;
+  }
+  return configure_op (self, mode);
+}
+
+/* One buffer through the op. TRANSFORM: `inbuf` to `outbuf`; otherwise
+ * `outbuf` is NULL and `inbuf` is the frame, written when `write`. With the
+ * CUDA backend a frame in host memory goes through a device staging image,
+ * and the stream is synchronised once, before the frames are unmapped. */
+static cudafx::Status
+run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool write)
 {
   GstCudaFxFilterState *st = get_state (self);
   GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
-  GstCudaFxDevice::Scope scope (st->dev);
-  if (!scope.status ().is_ok ())
-    return flow_error (self, "CUDA context", scope.status ());
-
+  const bool cuda = st->dev.cuda ();
+  std::optional < GstCudaFxDevice::Scope > scope;
+  if (cuda) {
+    scope.emplace (st->dev);
+    CUDAFX_TRY (scope->status ());
+  }
+  const cudafx::StreamHandle stream = cuda ? st->dev.stream () : nullptr;
   const gint64 t0 = g_get_monotonic_time ();
+
   GstVideoFrame in, out;
   bool in_dev = false, out_dev = false;
-  cudafx::Status m = gst_cuda_fx_map_frame (st->dev, &in, &st->in_info, inbuf, GST_MAP_READ,
-      &in_dev);
-  if (!m.is_ok ())
-    return flow_error (self, "Cannot map the input", m);
-  m = gst_cuda_fx_map_frame (st->dev, &out, &st->out_info, outbuf, GST_MAP_WRITE, &out_dev);
-  if (!m.is_ok ()) {
-    gst_video_frame_unmap (&in);
-    return flow_error (self, "Cannot map the output", m);
-  }
-
-  const cudafx::StreamHandle stream = st->dev.stream ();
-  cudafx::ImageView src = gst_cuda_fx_view_of_frame (&in, st->in_desc);
-  cudafx::ImageView dst = gst_cuda_fx_view_of_frame (&out, st->out_desc);
-  const cudafx::ImageView host_out = dst;
+  CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &in, &st->in_info, inbuf,
+          write ? GST_MAP_READWRITE : GST_MAP_READ, &in_dev));
   cudafx::Status s;
-  if (!in_dev) {
-    cudafx::ImageView staged;
-    s = GstCudaFxDevice::staging_view (st->staging_in, src, &staged, stream);
-    if (s.is_ok ())
-      s = cudafx::copy_image_async (staged, src, stream);
-    src = staged;
+  if (outbuf) {
+    s = gst_cuda_fx_map_frame (st->dev, &out, &st->out_info, outbuf, GST_MAP_WRITE, &out_dev);
+    if (!s.is_ok ()) {
+      gst_video_frame_unmap (&in);
+      return s;
+    }
   }
-  if (s.is_ok () && !out_dev)
-    s = GstCudaFxDevice::staging_view (st->staging_out, host_out, &dst, stream);
-  if (s.is_ok ())
-    s = klass->process (self, src, dst, stream);
-  if (s.is_ok () && !out_dev)
-    s = cudafx::copy_image_async (host_out, dst, stream);
-  /* The one synchronisation of this buffer: the input may be unmapped and the
-   * output pushed only once the stream has finished with them. */
+  const cudafx::ImageView host_in = gst_cuda_fx_view_of_frame (&in, st->in_desc);
+  cudafx::ImageView src = host_in;
+  if (cuda && !in_dev) {
+    s = GstCudaFxDevice::staging_view (st->staging_in, host_in, &src, stream);
+    if (s.is_ok ())
+      s = cudafx::copy_image_async (src, host_in, stream);
+  }
+  if (outbuf) {
+    const cudafx::ImageView host_out = gst_cuda_fx_view_of_frame (&out, st->out_desc);
+    cudafx::ImageView dst = host_out;
+    if (s.is_ok () && cuda && !out_dev)
+      s = GstCudaFxDevice::staging_view (st->staging_out, host_out, &dst, stream);
+    if (s.is_ok ())
+      s = klass->process (self, src, dst, stream);
+    if (s.is_ok () && cuda && !out_dev)
+      s = cudafx::copy_image_async (host_out, dst, stream);
+  } else {
+    if (s.is_ok ())
+      s = klass->process_ip (self, src, stream);
+    if (s.is_ok () && write && cuda && !in_dev)
+      s = cudafx::copy_image_async (host_in, src, stream);
+  }
+  /* The one synchronisation of this buffer, also after a failure: queued
+   * work may still use the frames. */
   const gint64 t1 = g_get_monotonic_time ();
-  const cudafx::Status sync = st->dev.synchronize ();
-  const gint64 t2 = g_get_monotonic_time ();
-  if (s.is_ok ())
-    s = sync;
-  gst_video_frame_unmap (&out);
+  if (cuda) {
+    const cudafx::Status sync = st->dev.synchronize ();
+    if (s.is_ok ())
+      s = sync;
+  }
+  if (outbuf)
+    gst_video_frame_unmap (&out);
   gst_video_frame_unmap (&in);
-  GST_LOG_OBJECT (self, "frame: %" G_GINT64_FORMAT " us to queue, %" G_GINT64_FORMAT
-      " us to finish, %" G_GINT64_FORMAT " us to unmap (in %s, out %s)", t1 - t0, t2 - t1,
-      g_get_monotonic_time () - t2, in_dev ? "device" : "host", out_dev ? "device" : "host");
-  return s.is_ok ()? GST_FLOW_OK : flow_error (self, "CUDA processing failed", s);
+  GST_LOG_OBJECT (self, "buffer: %" G_GINT64_FORMAT " us to queue, %" G_GINT64_FORMAT
+      " us to finish (in %s, out %s)", t1 - t0, g_get_monotonic_time () - t1,
+      in_dev ? "device" : "host", outbuf ? (out_dev ? "device" : "host") : "in place");
+  if (s.is_ok () && klass->finish)
+    s = klass->finish (self, outbuf ? outbuf : inbuf);
+  return s;
 }
 
 static GstFlowReturn
@@ -415,15 +596,66 @@ gst_cuda_fx_filter_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
-  GstCudaFxFilterState *st = get_state (self);
-  if (!st->configured) {
-    GST_ELEMENT_ERROR (self, CORE, NOT_IMPLEMENTED, ("No caps were negotiated"),
-        (nullptr));
+  if (!ensure_op (self, GST_CUDA_FX_FILTER_MODE_TRANSFORM))
     return GST_FLOW_NOT_NEGOTIATED;
+  const cudafx::Status s = run_buffer (self, inbuf, outbuf, false);
+  return s.is_ok ()? GST_FLOW_OK : flow_error (self, "Processing failed", s);
+}
+
+static GstFlowReturn
+gst_cuda_fx_filter_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
+{
+  GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
+  const GstCudaFxFilterMode mode = current_mode (self);
+  /* TRANSFORM passes through here only when the pads agree (nothing to do). */
+  if (mode == GST_CUDA_FX_FILTER_MODE_TRANSFORM)
+    return GST_FLOW_OK;
+  if (!ensure_op (self, mode))
+    return GST_FLOW_NOT_NEGOTIATED;
+  const cudafx::Status s = run_buffer (self, buffer, nullptr,
+      mode == GST_CUDA_FX_FILTER_MODE_IN_PLACE);
+  return s.is_ok ()? GST_FLOW_OK : flow_error (self, "Processing failed", s);
+}
+
+/* ANALYSIS passes the incoming buffer through; a subclass that attaches
+ * metas in `finish` gets it with writable metadata: the same buffer when
+ * nobody else holds it, else a new GstBuffer that shares its memory (the
+ * pixels are never copied). */
+static GstFlowReturn
+gst_cuda_fx_filter_prepare_output_buffer (GstBaseTransform * trans, GstBuffer * inbuf,
+    GstBuffer ** outbuf)
+{
+  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (trans);
+  if (current_mode (GST_CUDA_FX_FILTER (trans)) == GST_CUDA_FX_FILTER_MODE_ANALYSIS &&
+      gst_base_transform_is_passthrough (trans) && klass->finish) {
+    *outbuf = gst_buffer_is_writable (inbuf) ? inbuf : gst_buffer_copy (inbuf);
+    return GST_FLOW_OK;
   }
-  if (st->dev.cuda ())
-    return transform_cuda (self, inbuf, outbuf);
-  return transform_cpu (self, inbuf, outbuf);
+  return GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->prepare_output_buffer
+      (trans, inbuf, outbuf);
+}
+
+/* TRANSFORM's new buffer keeps the metas that stay true of it: untagged
+ * ones and those whose every tag is "video" or in the class's
+ * kept_meta_tags. */
+static gboolean
+gst_cuda_fx_filter_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
+    GstMeta * meta, GstBuffer * inbuf)
+{
+  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (trans);
+  (void) outbuf;
+  (void) inbuf;
+  const gchar *const *tags = gst_meta_api_type_get_tags (meta->info->api);
+  for (; tags && *tags; tags++) {
+    if (strcmp (*tags, GST_META_TAG_VIDEO_STR) == 0)
+      continue;
+    bool kept = false;
+    for (const gchar * const *k = klass->kept_meta_tags; k && *k && !kept; k++)
+      kept = strcmp (*tags, *k) == 0;
+    if (!kept)
+      return FALSE;
+  }
+  return TRUE;
 }
 
 /* ---- properties and type ---- */
@@ -480,6 +712,12 @@ gst_cuda_fx_filter_class_init (GstCudaFxFilterClass * klass)
   trans_class->decide_allocation =
       GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_decide_allocation);
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_transform);
+  trans_class->transform_ip = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_transform_ip);
+  trans_class->transform_ip_on_passthrough = TRUE;
+  trans_class->prepare_output_buffer =
+      GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_prepare_output_buffer);
+  trans_class->before_transform = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_before_transform);
+  trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_transform_meta);
 
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FX_FILTER, (GstPluginAPIFlags) 0);
 }

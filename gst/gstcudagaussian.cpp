@@ -84,14 +84,11 @@ take_params (GstCudaGaussian * self)
 }
 
 static cudafx::Status
-gst_cuda_gaussian_setup (GstCudaFxFilter * filter, const GstVideoInfo * in_info,
-    const GstVideoInfo *, cudafx::Backend backend)
+gst_cuda_gaussian_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConfig & config)
 {
   GstCudaGaussian *self = GST_CUDA_GAUSSIAN (filter);
-  cudafx::ImageDesc desc;
-  if (!gst_cuda_fx_desc_from_info (in_info, &desc))
-    return cudafx::Status::invalid ("unsupported format");
-  return cudafx::GaussianOp::create (backend, desc, take_params (self), &self->state->op);
+  return cudafx::GaussianOp::create (config.backend, config.in, take_params (self),
+      &self->state->op);
 }
 
 static cudafx::Status
@@ -229,6 +226,11 @@ gst_cuda_gaussian_class_init (GstCudaGaussianClass * klass)
   filter_class->setup = GST_DEBUG_FUNCPTR (gst_cuda_gaussian_setup);
   filter_class->process = GST_DEBUG_FUNCPTR (gst_cuda_gaussian_process);
   filter_class->teardown = GST_DEBUG_FUNCPTR (gst_cuda_gaussian_teardown);
+  /* A blur keeps the geometry: region metas stay true of its output. */
+  static const gchar *const kept_tags[] = { GST_META_TAG_VIDEO_SIZE_STR,
+    GST_META_TAG_VIDEO_ORIENTATION_STR, nullptr
+  };
+  filter_class->kept_meta_tags = kept_tags;
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_gaussian_debug, "cudagaussian", 0,
       "CUDA Gaussian blur");

@@ -277,19 +277,15 @@ build_op (GstCudaUpscale * self, cudafx::Backend backend, const cudafx::ImageDes
 }
 
 static cudafx::Status
-gst_cuda_upscale_setup (GstCudaFxFilter * filter, const GstVideoInfo * in_info,
-    const GstVideoInfo * out_info, cudafx::Backend backend)
+gst_cuda_upscale_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConfig & config)
 {
   GstCudaUpscale *self = GST_CUDA_UPSCALE (filter);
-  cudafx::ImageDesc in, out;
-  if (!gst_cuda_fx_desc_from_info (in_info, &in) || !gst_cuda_fx_desc_from_info (out_info, &out))
-    return cudafx::Status::invalid ("unsupported format");
   cudafx::ResizeParams params;
   params.method = take_method (self);
-  const guint site = GST_VIDEO_INFO_CHROMA_SITE (in_info);
+  const guint site = GST_VIDEO_INFO_CHROMA_SITE (config.in_info);
   params.chroma_cosited_h = (site & GST_VIDEO_CHROMA_SITE_H_COSITED) != 0;
   params.chroma_cosited_v = (site & GST_VIDEO_CHROMA_SITE_V_COSITED) != 0;
-  return build_op (self, backend, in, out, params);
+  return build_op (self, config.backend, config.in, config.out, params);
 }
 
 static cudafx::Status
