@@ -49,8 +49,9 @@ get_state (GstCudaFxFilter * self)
 
 /* ---- caps ---- */
 
-/* Template caps for `formats` in CUDA memory (when libgstcuda is there) and
- * in system memory, each first with `extra_feature` when one is given. */
+/* Template caps for `cuda_formats` in CUDA memory (when libgstcuda is there
+ * and the list is not NULL) and `system_formats` in system memory, each
+ * first with `extra_feature` when one is given. */
 static GstCaps *
 template_caps (const gchar * cuda_formats, const gchar * system_formats,
     const gchar * extra_feature)
@@ -63,12 +64,13 @@ template_caps (const gchar * cuda_formats, const gchar * system_formats,
         features ? features : "", features ? ")" : "", formats);
   };
 #if HAVE_GSTCUDA
-  if (extra_feature) {
+  if (cuda_formats && extra_feature) {
     gchar *both = g_strdup_printf ("%s, %s", GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, extra_feature);
     add (both, cuda_formats);
     g_free (both);
   }
-  add (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, cuda_formats);
+  if (cuda_formats)
+    add (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, cuda_formats);
 #else
   (void) cuda_formats;
 #endif

@@ -123,7 +123,8 @@ struct _GstCudaFxFilterClass
  * when libgstcuda is available, then `system_formats` in system memory. */
 void gst_cuda_fx_filter_class_add_pad_templates (GstCudaFxFilterClass * klass,
     const gchar * cuda_formats, const gchar * system_formats);
-/* The same with a format list per pad, and `extra_feature` (such as
+/* The same with a format list per pad (a NULL CUDA list: that pad takes
+ * system memory only, as for GRAY8), and `extra_feature` (such as
  * "meta:GstVideoOverlayComposition", or NULL) offered on the sink pad before
  * the plain caps of each memory. */
 void gst_cuda_fx_filter_class_add_pad_templates_full (GstCudaFxFilterClass * klass,
