@@ -251,26 +251,17 @@ cudafx::Status
 GstCudaFxDevice::staging_view (cudafx::DeviceBuffer & buf, const cudafx::ImageView & host,
     cudafx::ImageView * view, cudafx::StreamHandle stream)
 {
-  const cudafx::FormatInfo & fi = cudafx::format_info (host.desc.format);
-  cudafx::ImageView v;
-  v.desc = host.desc;
-  size_t offsets[cudafx::kMaxPlanes] = { 0, 0, 0 };
-  size_t total = 0;
-  for (int i = 0; i < fi.n_planes; i++) {
-    const cudafx::PlaneView p = host.plane (i);
-    v.pitch[i] = p.pitch % 16 == 0 ? p.pitch :
-        (p.row_bytes () + STAGING_ROW_ALIGN - 1) / STAGING_ROW_ALIGN * STAGING_ROW_ALIGN;
-    offsets[i] = total;
-    total += (v.pitch[i] * p.height + STAGING_ROW_ALIGN - 1) / STAGING_ROW_ALIGN *
-        STAGING_ROW_ALIGN;
-  }
+  /* Host pitches that keep rows 16-byte aligned are kept (one linear copy a
+   * plane); others give rows aligned to STAGING_ROW_ALIGN. */
+  size_t pitches[cudafx::kMaxPlanes] = { 0, 0, 0 };
+  for (int i = 0; i < cudafx::kMaxPlanes; i++)
+    pitches[i] = host.pitch[i] % 16 == 0 ? host.pitch[i] : 0;
+  const size_t total = cudafx::packed_size (host.desc, STAGING_ROW_ALIGN, pitches);
   if (buf.size () < total) {
     CUDAFX_TRY (buf.allocate (total));
     CUDAFX_TRY (cudafx::fill_bytes_async (buf.get (), 0, total, stream));
   }
-  for (int i = 0; i < fi.n_planes; i++)
-    v.data[i] = buf.bytes () + offsets[i];
-  *view = v;
+  *view = cudafx::packed_view (host.desc, buf.bytes (), STAGING_ROW_ALIGN, pitches);
   return cudafx::Status::ok ();
 }
 

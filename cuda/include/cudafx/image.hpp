@@ -82,8 +82,13 @@ Status validate_view(const ImageView& view, const ImageDesc& desc, const char* w
 Status check_distinct(const ImageView& src, const ImageView& dst, const char* op);
 
 // Bytes a tightly packed image of `desc` takes with every row of a plane
-// padded to `row_align` bytes, and the view of such an image at `base`.
-size_t packed_size(const ImageDesc& desc, size_t row_align = 1);
-ImageView packed_view(const ImageDesc& desc, uint8_t* base, size_t row_align = 1);
+// padded to `row_align` bytes, and the view of such an image at `base`: the
+// planes one after the other. `pitches` (optional, kMaxPlanes entries) gives
+// plane i the pitch pitches[i] instead where that is not 0 (at least its row:
+// e.g. a staging image whose rows match another image's, so that copies
+// between them are single linear copies).
+size_t packed_size(const ImageDesc& desc, size_t row_align = 1, const size_t* pitches = nullptr);
+ImageView packed_view(const ImageDesc& desc, uint8_t* base, size_t row_align = 1,
+                      const size_t* pitches = nullptr);
 
 }  // namespace cudafx

@@ -81,30 +81,28 @@ Status check_distinct(const ImageView& src, const ImageView& dst, const char* op
   return Status::ok();
 }
 
-size_t packed_size(const ImageDesc& desc, size_t row_align) {
-  const FormatInfo& fi = format_info(desc.format);
-  size_t total = 0;
-  for (int i = 0; i < fi.n_planes; i++) {
-    const size_t row = align_up(static_cast<size_t>(plane_width(fi, i, desc.width)) *
-                                    fi.planes[i].channels, row_align);
-    total += row * static_cast<size_t>(plane_height(fi, i, desc.height));
-  }
-  return total;
-}
-
-ImageView packed_view(const ImageDesc& desc, uint8_t* base, size_t row_align) {
+ImageView packed_view(const ImageDesc& desc, uint8_t* base, size_t row_align,
+                      const size_t* pitches) {
   const FormatInfo& fi = format_info(desc.format);
   ImageView v;
   v.desc = desc;
   size_t offset = 0;
   for (int i = 0; i < fi.n_planes; i++) {
-    const size_t row = align_up(static_cast<size_t>(plane_width(fi, i, desc.width)) *
-                                    fi.planes[i].channels, row_align);
-    v.data[i] = base + offset;
-    v.pitch[i] = row;
-    offset += row * static_cast<size_t>(plane_height(fi, i, desc.height));
+    const size_t row = static_cast<size_t>(plane_width(fi, i, desc.width)) * fi.planes[i].channels;
+    v.pitch[i] = pitches && pitches[i] >= row ? pitches[i] : align_up(row, row_align);
+    v.data[i] = base ? base + offset : nullptr;
+    offset += v.pitch[i] * static_cast<size_t>(plane_height(fi, i, desc.height));
   }
   return v;
+}
+
+size_t packed_size(const ImageDesc& desc, size_t row_align, const size_t* pitches) {
+  const ImageView v = packed_view(desc, nullptr, row_align, pitches);
+  const FormatInfo& fi = format_info(desc.format);
+  size_t total = 0;
+  for (int i = 0; i < fi.n_planes; i++)
+    total += v.pitch[i] * static_cast<size_t>(plane_height(fi, i, desc.height));
+  return total;
 }
 
 }  // namespace cudafx
