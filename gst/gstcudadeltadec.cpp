@@ -11,6 +11,21 @@
  * next keyframe. Through rtpbin with RTCP feedback the request reaches the
  * sender as a PLI.
  *
+ * Two kinds of dropped packets are told apart. A packet that is valid but
+ * cannot be applied because its reference is missing (decoding has not
+ * reached a keyframe yet: at the start, after a gap in the frame counter, a
+ * DISCONT, a flush or an earlier bad packet) is normal recovery and never an
+ * error. A packet that fails validation (truncated or oversized, bad magic,
+ * unsupported version, a checksum mismatch, a format or size other than the
+ * caps', a payload that does not decode, a reconstruction checksum that
+ * differs) is undecodable: the first of a run posts a WARNING naming the
+ * cause, and more than #GstVideoDecoder:max-errors of them in a row (no frame
+ * decoded in between) post an ERROR naming the cause and stop the stream
+ * (GST_VIDEO_DECODER_ERROR: a decoded frame, a flush or a restart clears the
+ * count). This element sets max-errors to 10 (GstVideoDecoder's own default,
+ * -1, which gst-inspect still shows, tolerates any number); -1 only ever
+ * warns. A failure of the backend itself (a CUDA error) is an ERROR at once.
+ *
  * With the CUDA backend (#GstCudaDeltaDec:backend, auto by default) the
  * reconstruction lives on the GPU: packets are validated and decompressed on
  * the CPU, applied and checked on the device. Frames go out in CUDA memory
@@ -42,6 +57,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_cuda_delta_dec_debug);
 
 /* Keyframe requests: at most one every half second. */
 #define DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL (GST_SECOND / 2)
+/* Undecodable packets in a row before the stream fails (max-errors). */
+#define DEFAULT_MAX_ERRORS 10
 
 struct GstCudaDeltaDecState
 {
@@ -55,6 +72,10 @@ struct GstCudaDeltaDecState
   GstVideoCodecState *output = nullptr;
   bool out_cuda = false;        /* negotiated memory:CUDAMemory downstream */
   guint64 dropped = 0;
+  /* undecodable packets since the last decoded frame, flush or start (the
+   * base class keeps its own count for max-errors; this one says when a
+   * run begins, to warn once a run) */
+  guint undecodable = 0;
 };
 
 struct _GstCudaDeltaDec
@@ -148,6 +169,28 @@ drop (GstCudaDeltaDec * self, GstVideoCodecFrame * frame, const std::string & wh
   return gst_video_decoder_drop_frame (GST_VIDEO_DECODER (self), frame);
 }
 
+/* A packet that failed validation: dropped, and a keyframe requested, as
+ * any drop; the first of a run is a warning, and once more than max-errors
+ * come in a row GST_VIDEO_DECODER_ERROR posts the error and returns
+ * GST_FLOW_ERROR. */
+static GstFlowReturn
+drop_undecodable (GstCudaDeltaDec * self, GstVideoCodecFrame * frame, const std::string & why)
+{
+  GstCudaDeltaDecState *st = self->state;
+  const guint32 number = frame->system_frame_number;
+  drop (self, frame, why);
+  if (st->undecodable++ == 0)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE, ("%s", why.c_str ()),
+        ("packet %u cannot be decoded and was dropped; more than max-errors (%d) "
+            "such packets in a row are an error", number,
+            gst_video_decoder_get_max_errors (GST_VIDEO_DECODER (self))));
+  GstFlowReturn ret = GST_FLOW_OK;
+  GST_VIDEO_DECODER_ERROR (self, 1, STREAM, DECODE, ("%s", why.c_str ()),
+      ("%u undecodable packets in a row, more than max-errors (%d)", st->undecodable,
+          gst_video_decoder_get_max_errors (GST_VIDEO_DECODER (self))), ret);
+  return ret;
+}
+
 static cudafx::Status
 output_cpu (GstCudaDeltaDec * self, GstVideoCodecFrame * frame)
 {
@@ -214,6 +257,8 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
     GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", error.c_str ()), (nullptr));
     return GST_FLOW_ERROR;
   }
+  if (r == cudafx::DeltaDecodeResult::Corrupt)
+    return drop_undecodable (self, frame, error);
   if (r != cudafx::DeltaDecodeResult::Frame)
     return drop (self, frame, error);
 
@@ -230,6 +275,7 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
   }
   if (st->decoder->last_info ().keyframe)
     GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
+  st->undecodable = 0;
   return gst_video_decoder_finish_frame (decoder, frame);
 }
 
@@ -238,6 +284,7 @@ gst_cuda_delta_dec_start (GstVideoDecoder * decoder)
 {
   GstCudaDeltaDec *self = GST_CUDA_DELTA_DEC (decoder);
   GstCudaDeltaDecState *st = self->state;
+  st->undecodable = 0;
   return st->dev.start (GST_ELEMENT (self));
 }
 
@@ -419,4 +466,5 @@ gst_cuda_delta_dec_init (GstCudaDeltaDec * self)
   gst_video_decoder_set_packetized (GST_VIDEO_DECODER (self), TRUE);
   g_object_set (self, "min-force-key-unit-interval",
       (guint64) DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL, nullptr);
+  gst_video_decoder_set_max_errors (GST_VIDEO_DECODER (self), DEFAULT_MAX_ERRORS);
 }

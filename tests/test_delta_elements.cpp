@@ -2,6 +2,7 @@
 // GstHarness, keyframes on request, statistics, damaged input, the encoder's
 // backends and memory types, and real RTP/UDP on 127.0.0.1 (clean, and with
 // packets dropped).
+#include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstharness.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <functional>
 #include <map>
 #include <string>
@@ -52,6 +54,13 @@ GstBuffer* timed_buffer(const HostImage& img, int n, int fps = 30) {
   GST_BUFFER_PTS(b) = n * GST_SECOND / fps;
   GST_BUFFER_DURATION(b) = GST_SECOND / fps;
   return b;
+}
+
+// The delta stream's caps for frames of `d`.
+std::string stream_caps(const ImageDesc& d) {
+  return std::string("video/x-cudafx-delta,version=3,format=") + format_info(d.format).name +
+         ",width=" + std::to_string(d.width) + ",height=" + std::to_string(d.height) +
+         ",framerate=30/1";
 }
 
 }  // namespace
@@ -208,6 +217,252 @@ TEST(DeltaElements, DecoderDropsDamagedFramesAndAsksForAKeyframe) {
   gst_harness_teardown(h);
 }
 
+// ---- undecodable streams: a warning, then an error after max-errors ----
+
+namespace {
+
+// Packets of `clip` from the CPU encoder, keyframes where `key(n)`.
+std::vector<std::vector<uint8_t>> encode_packets(const std::vector<HostImage>& clip,
+                                                 const std::function<bool(int)>& key) {
+  std::unique_ptr<DeltaEncoder> enc;
+  EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
+  std::vector<std::vector<uint8_t>> packets(clip.size());
+  for (size_t n = 0; n < clip.size(); n++) {
+    DeltaEncodeSettings s;
+    s.force_keyframe = key(static_cast<int>(n));
+    EXPECT_TRUE(enc->encode(clip[n].view(), s, &packets[n]).is_ok());
+  }
+  return packets;
+}
+
+// A harness around one cudadeltadec (max-errors as given; INT_MIN: the
+// element's default) for `caps`, whose messages go to a bus of its own:
+// they are posted from within gst_harness_push, so they are on the bus when
+// it returns.
+struct DecoderHarness {
+  GstHarness* h = nullptr;
+  GstBus* bus = nullptr;
+  int n = 0;  // PTS of the next packet, in frames
+
+  DecoderHarness(const std::string& caps, int max_errors) {
+    h = gst_harness_new("cudadeltadec");
+    if (max_errors != INT_MIN)
+      g_object_set(h->element, "max-errors", max_errors, nullptr);
+    bus = gst_bus_new();
+    gst_element_set_bus(h->element, bus);
+    gst_harness_set_src_caps_str(h, caps.c_str());
+  }
+  ~DecoderHarness() {
+    gst_harness_teardown(h);
+    gst_bus_set_flushing(bus, TRUE);
+    gst_object_unref(bus);
+  }
+  GstFlowReturn push(const std::vector<uint8_t>& bytes, bool discont = false) {
+    GstBuffer* b =
+        bytes.empty() ? gst_buffer_new() : gst_buffer_new_memdup(bytes.data(), bytes.size());
+    GST_BUFFER_PTS(b) = n++ * GST_SECOND / 30;
+    if (discont)
+      GST_BUFFER_FLAG_SET(b, GST_BUFFER_FLAG_DISCONT);
+    return gst_harness_push(h, b);
+  }
+  // The texts of the WARNING and ERROR messages posted since the last call,
+  // in order, each prefixed by "W: " or "E: ".
+  std::vector<std::string> messages() {
+    std::vector<std::string> out;
+    while (GstMessage* m = gst_bus_pop_filtered(
+               bus, static_cast<GstMessageType>(GST_MESSAGE_WARNING | GST_MESSAGE_ERROR))) {
+      GError* err = nullptr;
+      const bool warning = GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING;
+      if (warning)
+        gst_message_parse_warning(m, &err, nullptr);
+      else
+        gst_message_parse_error(m, &err, nullptr);
+      EXPECT_TRUE(g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE))
+          << err->message;
+      out.push_back((warning ? "W: " : "E: ") + std::string(err->message));
+      g_error_free(err);
+      gst_message_unref(m);
+    }
+    return out;
+  }
+};
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& t : v)
+    s += "[" + t + "] ";
+  return s;
+}
+
+const std::vector<uint8_t> kGarbage(200, 0xC3);  // 200 bytes without the magic
+
+}  // namespace
+
+// Garbage: the first packet of a run warns with the cause; more than
+// max-errors in a row fail the stream with it; a decoded frame in between
+// starts the count again.
+TEST(DeltaDecoderErrors, UndecodablePacketsWarnThenFailAfterMaxErrors) {
+  const ImageDesc desc{PixelFormat::RGBA, 80, 40};
+  const auto packets = encode_packets(make_clip(desc, 2, 4), [](int) { return true; });
+  DecoderHarness d(stream_caps(desc), 3);
+  ASSERT_EQ(d.push(packets[0]), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_received(d.h), 1u);
+  EXPECT_TRUE(d.messages().empty());
+  // Two bad packets: one warning, naming the cause.
+  EXPECT_EQ(d.push(kGarbage), GST_FLOW_OK);
+  EXPECT_EQ(d.push(kGarbage), GST_FLOW_OK);
+  auto m = d.messages();
+  ASSERT_EQ(m.size(), 1u) << joined(m);
+  EXPECT_EQ(m[0], "W: delta packet: bad magic");
+  // A keyframe decodes and clears the count: three more are tolerated.
+  ASSERT_EQ(d.push(packets[1]), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_received(d.h), 2u);
+  for (int i = 0; i < 3; i++)
+    EXPECT_EQ(d.push(kGarbage), GST_FLOW_OK) << "bad packet " << i + 1 << " of max-errors 3";
+  m = d.messages();
+  ASSERT_EQ(m.size(), 1u) << joined(m);  // a new run: a new warning
+  EXPECT_EQ(m[0], "W: delta packet: bad magic");
+  // The fourth in a row is one too many.
+  EXPECT_EQ(d.push(kGarbage), GST_FLOW_ERROR);
+  m = d.messages();
+  ASSERT_EQ(m.size(), 1u) << joined(m);
+  EXPECT_EQ(m[0], "E: delta packet: bad magic");
+  EXPECT_EQ(gst_harness_buffers_received(d.h), 2u);
+}
+
+// max-errors=-1: any number of bad packets, one warning and never an error;
+// the element's default is 10.
+TEST(DeltaDecoderErrors, MaxErrorsMinusOneOnlyWarns) {
+  const ImageDesc desc{PixelFormat::I420, 64, 48};
+  {
+    DecoderHarness d(stream_caps(desc), INT_MIN);
+    gint max_errors = 0;
+    g_object_get(d.h->element, "max-errors", &max_errors, nullptr);
+    EXPECT_EQ(max_errors, 10);
+  }
+  DecoderHarness d(stream_caps(desc), -1);
+  for (int i = 0; i < 100; i++)
+    ASSERT_EQ(d.push(std::vector<uint8_t>(i, 0x5A)), GST_FLOW_OK) << "packet " << i;
+  const auto m = d.messages();
+  ASSERT_EQ(m.size(), 1u) << joined(m);
+  EXPECT_EQ(m[0], "W: delta packet: truncated header (0 bytes)");
+  EXPECT_EQ(gst_harness_buffers_received(d.h), 0u);
+}
+
+// Caps that do not match the stream: every packet fails validation, which
+// says so.
+TEST(DeltaDecoderErrors, CapsThatDoNotMatchTheStreamFail) {
+  const ImageDesc desc{PixelFormat::NV12, 96, 64};
+  const auto packets = encode_packets(make_clip(desc, 4, 5), [](int n) { return n == 0; });
+  DecoderHarness d(stream_caps({PixelFormat::NV12, 96, 48}), 2);
+  EXPECT_EQ(d.push(packets[0]), GST_FLOW_OK);
+  EXPECT_EQ(d.push(packets[1]), GST_FLOW_OK);  // checked before it could wait for a keyframe
+  EXPECT_EQ(d.push(packets[2]), GST_FLOW_ERROR);
+  const auto m = d.messages();
+  ASSERT_EQ(m.size(), 2u) << joined(m);
+  EXPECT_EQ(m[0], "W: delta packet: format or size differs from the stream's caps");
+  EXPECT_EQ(m[1], "E: delta packet: format or size differs from the stream's caps");
+}
+
+// Loss is not an error: packets that wait for a keyframe (a gap in the
+// counter, a DISCONT) are dropped and a keyframe requested, with
+// max-errors=0 as with any other, and the keyframe brings the stream back.
+TEST(DeltaDecoderErrors, LossFollowedByAKeyframeRecoversWithoutAnError) {
+  const ImageDesc desc{PixelFormat::RGBA, 80, 40};
+  const auto clip = make_clip(desc, 8, 6);
+  const auto packets = encode_packets(clip, [](int n) { return n == 0 || n == 6; });
+  DecoderHarness d(stream_caps(desc), 0);
+  ASSERT_EQ(d.push(packets[0]), GST_FLOW_OK);
+  ASSERT_EQ(d.push(packets[1]), GST_FLOW_OK);
+  // packet 2 is lost
+  EXPECT_EQ(d.push(packets[3]), GST_FLOW_OK);  // the counter jumped
+  EXPECT_EQ(d.push(packets[4]), GST_FLOW_OK);  // still waiting
+  EXPECT_EQ(d.push(packets[5], true), GST_FLOW_OK);  // a DISCONT
+  EXPECT_EQ(gst_harness_buffers_received(d.h), 2u);
+  bool asked = false;
+  while (GstEvent* e = gst_harness_try_pull_upstream_event(d.h)) {
+    asked |= gst_video_event_is_force_key_unit(e);
+    gst_event_unref(e);
+  }
+  EXPECT_TRUE(asked);
+  ASSERT_EQ(d.push(packets[6]), GST_FLOW_OK);
+  ASSERT_EQ(d.push(packets[7]), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_received(d.h), 4u);
+  const auto m = d.messages();
+  EXPECT_TRUE(m.empty()) << joined(m);
+  GstBuffer* out = nullptr;
+  for (int i = 0; i < 4; i++) {
+    if (out)
+      gst_buffer_unref(out);
+    out = gst_harness_pull(d.h);
+  }
+  HostImage got;
+  ASSERT_TRUE(image_from_buffer(out, desc, &got));
+  EXPECT_LE(max_abs_diff(got.view(), clip[7].view()), 4);
+  gst_buffer_unref(out);
+}
+
+// A file of packets without framing (filesrc reads blocks that are not
+// packets) through a real pipeline: a warning, then the error, both naming
+// the cause, instead of a silent EOS.
+TEST(DeltaDecoderErrors, UnframedFileEndsInAnErrorNamingTheCause) {
+  gchar* path = nullptr;
+  const int fd = g_file_open_tmp("cudafx-delta-XXXXXX.bin", &path, nullptr);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  const std::string caps = "video/x-cudafx-delta,version=3,format=I420,width=128,height=96,"
+                           "framerate=30/1";
+  auto run = [](const std::string& pipeline, std::vector<std::string>* messages) {
+    GstElement* p = gst_parse_launch(pipeline.c_str(), nullptr);
+    EXPECT_NE(p, nullptr) << pipeline;
+    if (!p)
+      return;
+    GstBus* bus = gst_element_get_bus(p);
+    gst_element_set_state(p, GST_STATE_PLAYING);
+    for (;;) {
+      GstMessage* m = gst_bus_timed_pop_filtered(
+          bus, 20 * GST_SECOND,  // a guard: the pipelines take milliseconds
+          static_cast<GstMessageType>(GST_MESSAGE_WARNING | GST_MESSAGE_ERROR | GST_MESSAGE_EOS));
+      if (!m) {
+        ADD_FAILURE() << pipeline << ": neither EOS nor an error";
+        break;
+      }
+      const GstMessageType type = GST_MESSAGE_TYPE(m);
+      if (type != GST_MESSAGE_EOS) {
+        GError* err = nullptr;
+        if (type == GST_MESSAGE_WARNING)
+          gst_message_parse_warning(m, &err, nullptr);
+        else
+          gst_message_parse_error(m, &err, nullptr);
+        messages->push_back(std::string(type == GST_MESSAGE_WARNING ? "W " : "E ") +
+                            GST_OBJECT_NAME(GST_MESSAGE_SRC(m)) + ": " + err->message);
+        g_error_free(err);
+      }
+      gst_message_unref(m);
+      if (type != GST_MESSAGE_WARNING)
+        break;
+    }
+    gst_element_set_state(p, GST_STATE_NULL);
+    gst_object_unref(bus);
+    gst_object_unref(p);
+  };
+  std::vector<std::string> messages;
+  run(std::string("videotestsrc num-buffers=20 pattern=snow ! "
+                  "video/x-raw,format=I420,width=128,height=96 ! cudadeltaenc backend=cpu ! "
+                  "filesink location=") + path,
+      &messages);
+  EXPECT_TRUE(messages.empty()) << joined(messages);
+  messages.clear();
+  run(std::string("filesrc blocksize=1000 location=") + path + " ! " + caps +
+          " ! cudadeltadec name=dec backend=cpu max-errors=3 ! fakesink",
+      &messages);
+  g_unlink(path);
+  g_free(path);
+  ASSERT_EQ(messages.size(), 2u) << joined(messages);
+  EXPECT_EQ(messages[0].rfind("W dec: delta packet: ", 0), 0u) << messages[0];
+  EXPECT_EQ(messages[1].rfind("E dec: delta packet: ", 0), 0u) << messages[1];
+}
+
 // ---- the encoder's backends ----
 
 namespace {
@@ -354,12 +609,6 @@ std::vector<std::vector<uint8_t>> stream_of(const std::vector<HostImage>& clip, 
   }
   packets[7].resize(packets[7].size() / 2);
   return packets;
-}
-
-std::string stream_caps(const ImageDesc& d) {
-  return std::string("video/x-cudafx-delta,version=3,format=") + format_info(d.format).name +
-         ",width=" + std::to_string(d.width) + ",height=" + std::to_string(d.height) +
-         ",framerate=30/1";
 }
 
 // The frames `pipeline` (starting with cudadeltadec) outputs for `packets`,
