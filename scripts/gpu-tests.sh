@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs the test suites on the GPU machine (see ../shared/gpu/README.md), with
+# CUDAFX_REQUIRE_GPU=1 so that a missing device or nvcodec element fails
+# instead of skipping, then a memcheck pass over the CUDA cases.
+#   scripts/gpu-tests.sh BUILD_DIR [OUT_DIR] [GTEST_FILTER_FOR_MEMCHECK]
+# memcheck runs every case of the element and base-class suites (small
+# frames) and the filter's cases (default: the CUDA ones) of the others.
+# BUILD_DIR: a build configured for the GPU's architecture (-Dcuda-arch=90);
+# the runtime packed by scripts/pack-gpu-runtime.sh must be in .devrt/.
+# Prints "tests: N passed, N failed, N skipped" over all suites; logs go to
+# OUT_DIR (default: gpu-logs).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:?build dir}
+out=${2:-gpu-logs}
+memcheck_filter=${3:-*Cuda*:*CUDA*:*Gpu*:*GPU*:*Device*}
+mkdir -p "$out"
+# shellcheck disable=SC1091
+source .devrt/env.sh
+export GST_PLUGIN_PATH=$PWD/$build/gst
+export CUDAFX_REQUIRE_GPU=1
+[ -d .devrt/testdata ] && export CUDAFX_TESTDATA=$PWD/.devrt/testdata
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/device.txt" 2>&1
+status=0
+for t in "$build"/tests/test_*; do
+  [ -x "$t" ] || continue
+  name=$(basename "$t")
+  "$t" --gtest_output="xml:$out/$name.xml" > "$out/$name.log" 2>&1 || status=1
+  tail -n 3 "$out/$name.log" | sed "s/^/$name: /"
+done
+python3 - "$out" <<'PY'
+import glob, sys, xml.etree.ElementTree as ET
+p = f = s = 0
+for x in glob.glob(sys.argv[1] + "/*.xml"):
+    for c in ET.parse(x).getroot().iter("testcase"):
+        if c.find("failure") is not None: f += 1
+        elif c.get("result") == "skipped" or c.find("skipped") is not None: s += 1
+        else: p += 1
+print(f"tests: {p} passed, {f} failed, {s} skipped")
+PY
+# memcheck over the CUDA cases of every suite (slow: filtered)
+if command -v compute-sanitizer >/dev/null; then
+  for t in "$build"/tests/test_*; do
+    name=$(basename "$t")
+    case $name in
+      test_filter_modes|test_filter_idioms|test_gaussian_element|test_upscale_element) filter='*' ;;
+      test_support) continue ;;
+      *) filter=$memcheck_filter ;;
+    esac
+    compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+      "$t" --gtest_filter="$filter" > "$out/memcheck-$name.log" 2>&1
+    rc=$?
+    echo "memcheck $name: rc=$rc $(grep -E 'ERROR SUMMARY' "$out/memcheck-$name.log" | tail -1) $(grep -cE '^\[       OK \]' "$out/memcheck-$name.log") ok"
+    [ $rc -eq 0 ] || status=1
+  done
+fi
+exit $status
