@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
   gst_video_info_from_caps(&info, gst_sample_get_caps(first));
   gchar* caps = gst_caps_to_string(gst_sample_get_caps(first));
   GstElement* sender = launch(std::string("appsrc name=in format=time caps=\"") + caps +
-                              "\" ! cudadeltaenc threshold=" + std::to_string(threshold) +
+                              "\" ! cudadeltaenc post-stats=true stats-interval=0 threshold=" +
+                              std::to_string(threshold) +
                               " key-int-max=" + std::to_string(key_int_max) +
                               " ! rtpgstpay config-interval=1 mtu=1400 ! udpsink host=127.0.0.1 port=" +
                               std::to_string(port) + " sync=false");

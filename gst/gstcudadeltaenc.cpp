@@ -21,10 +21,14 @@
  * is packed and compressed on the CPU exactly as by the CPU backend: both
  * give the same bytes.
  *
- * With #GstCudaDeltaEnc:post-stats, every frame posts an element message
- * "cudadeltaenc-stats" with the fields frame (guint64), keyframe (gboolean),
- * changed-fraction (gdouble), payload-bytes (guint) and bitrate (gdouble,
- * bits/s over the last second).
+ * With #GstCudaDeltaEnc:post-stats (off by default: an application that
+ * never reads its bus would keep every message), the encoder posts an element
+ * message "cudadeltaenc-stats" at most every #GstCudaDeltaEnc:stats-interval
+ * milliseconds (1000 by default; 0: every frame), measured on the frames'
+ * timestamps (the monotonic clock for frames without one), with the fields
+ * frame (guint64), keyframe (gboolean), changed-fraction (gdouble) and
+ * payload-bytes (guint) of the frame that posts it and bitrate (gdouble,
+ * bits/s over the last second, counting every frame).
  *
  * ## Example launch lines
  * |[
@@ -57,13 +61,15 @@ enum
   PROP_COMPRESSION,
   PROP_ZSTD_LEVEL,
   PROP_POST_STATS,
+  PROP_STATS_INTERVAL,
 };
 
 #define DEFAULT_THRESHOLD 4
 #define DEFAULT_KEY_INT_MAX 0
 #define DEFAULT_COMPRESSION GST_CUDA_DELTA_COMPRESSION_RANS
 #define DEFAULT_ZSTD_LEVEL 3
-#define DEFAULT_POST_STATS TRUE
+#define DEFAULT_POST_STATS FALSE
+#define DEFAULT_STATS_INTERVAL 1000
 
 struct GstCudaDeltaEncState
 {
@@ -73,6 +79,7 @@ struct GstCudaDeltaEncState
   GstCudaDeltaCompression compression = DEFAULT_COMPRESSION;
   gint zstd_level = DEFAULT_ZSTD_LEVEL;
   gboolean post_stats = DEFAULT_POST_STATS;
+  guint stats_interval = DEFAULT_STATS_INTERVAL;       /* ms */
   /* the backend and cuda-device-id settings (under the object lock), and
    * from start to stop the device */
   GstCudaFxDevice dev;
@@ -89,6 +96,8 @@ struct GstCudaDeltaEncState
   /* running bitrate: bytes of the frames within the last second */
   std::vector < std::pair < GstClockTime, guint >> window;
   guint64 window_bytes = 0;
+  /* time of the last stats message, GST_CLOCK_TIME_NONE: none yet */
+  GstClockTime last_stats = GST_CLOCK_TIME_NONE;
 };
 
 struct _GstCudaDeltaEnc
@@ -176,9 +185,13 @@ gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * s
   return gst_video_encoder_negotiate (encoder);
 }
 
+/* Counts every frame into the bitrate window; posts a message when the
+ * interval has passed since the last one (on the frames' timestamps, or the
+ * monotonic clock without them; time that goes back, as after a seek,
+ * posts at once). */
 static void
 post_stats (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
-    const cudafx::DeltaEncodeStats & stats)
+    const cudafx::DeltaEncodeStats & stats, guint interval_ms)
 {
   GstCudaDeltaEncState *st = self->state;
   const GstClockTime ts = frame->pts;
@@ -194,6 +207,12 @@ post_stats (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
     st->window_bytes -= st->window.front ().second;
     st->window.erase (st->window.begin ());
   }
+  const GstClockTime now = GST_CLOCK_TIME_IS_VALID (ts) ? ts :
+      static_cast < GstClockTime > (g_get_monotonic_time ()) * GST_USECOND;
+  if (GST_CLOCK_TIME_IS_VALID (st->last_stats) && now >= st->last_stats &&
+      now - st->last_stats < static_cast < GstClockTime > (interval_ms) * GST_MSECOND)
+    return;
+  st->last_stats = now;
   const double frame_bytes = static_cast < double >(st->cuda_encoder ?
       st->cuda_encoder->layout ().frame_bytes : st->encoder->layout ().frame_bytes);
   GstStructure *s = gst_structure_new ("cudadeltaenc-stats",
@@ -271,6 +290,7 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   settings.zstd_level = st->zstd_level;
   const guint key_int_max = st->key_int_max;
   const gboolean want_stats = st->post_stats;
+  const guint stats_interval = st->stats_interval;
   GST_OBJECT_UNLOCK (self);
   settings.force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME (frame) ||
       (key_int_max > 0 && st->since_key >= key_int_max);
@@ -294,7 +314,7 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
     st->since_key++;
   }
   if (want_stats)
-    post_stats (self, frame, stats);
+    post_stats (self, frame, stats, stats_interval);
   st->frames++;
   return gst_video_encoder_finish_frame (encoder, frame);
 }
@@ -365,6 +385,7 @@ gst_cuda_delta_enc_stop (GstVideoEncoder * encoder)
   st->frames = 0;
   st->window.clear ();
   st->window_bytes = 0;
+  st->last_stats = GST_CLOCK_TIME_NONE;
   return TRUE;
 }
 
@@ -391,6 +412,9 @@ gst_cuda_delta_enc_set_property (GObject * object, guint prop_id,
       break;
     case PROP_POST_STATS:
       st->post_stats = g_value_get_boolean (value);
+      break;
+    case PROP_STATS_INTERVAL:
+      st->stats_interval = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -422,6 +446,9 @@ gst_cuda_delta_enc_get_property (GObject * object, guint prop_id, GValue * value
       break;
     case PROP_POST_STATS:
       g_value_set_boolean (value, st->post_stats);
+      break;
+    case PROP_STATS_INTERVAL:
+      g_value_set_uint (value, st->stats_interval);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -472,8 +499,13 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
           DEFAULT_ZSTD_LEVEL, playing));
   g_object_class_install_property (gobject_class, PROP_POST_STATS,
       g_param_spec_boolean ("post-stats", "Post statistics",
-          "Post a \"cudadeltaenc-stats\" element message for every frame",
-          DEFAULT_POST_STATS, playing));
+          "Post \"cudadeltaenc-stats\" element messages (at most one every "
+          "stats-interval)", DEFAULT_POST_STATS, playing));
+  g_object_class_install_property (gobject_class, PROP_STATS_INTERVAL,
+      g_param_spec_uint ("stats-interval", "Statistics interval",
+          "Least time between two statistics messages, in milliseconds of the "
+          "frames' timestamps (0: every frame)", 0, G_MAXINT,
+          DEFAULT_STATS_INTERVAL, playing));
   gst_cuda_fx_install_device_properties (gobject_class);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);

@@ -113,51 +113,127 @@ TEST(DeltaElements, ForceKeyUnitGivesAKeyframe) {
   gst_harness_teardown(h);
 }
 
-TEST(DeltaElements, EncoderPostsStatistics) {
-  for (const bool post : {true, false}) {
-    GstElement* p = gst_parse_launch(
-        (std::string("videotestsrc num-buffers=6 ! video/x-raw,format=NV12,width=128,height=96 ! "
-                     "cudadeltaenc key-int-max=3 post-stats=") +
-         (post ? "true" : "false") + " ! fakesink")
-            .c_str(),
-        nullptr);
-    ASSERT_NE(p, nullptr);
-    GstBus* bus = gst_element_get_bus(p);
-    gst_element_set_state(p, GST_STATE_PLAYING);
-    int stats = 0, keys = 0;
-    for (;;) {
-      GstMessage* m = gst_bus_timed_pop_filtered(
-          bus, 10 * GST_SECOND,
-          static_cast<GstMessageType>(GST_MESSAGE_ELEMENT | GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-      ASSERT_NE(m, nullptr);
-      if (GST_MESSAGE_TYPE(m) != GST_MESSAGE_ELEMENT) {
-        EXPECT_EQ(GST_MESSAGE_TYPE(m), GST_MESSAGE_EOS);
-        gst_message_unref(m);
-        break;
-      }
-      const GstStructure* s = gst_message_get_structure(m);
-      if (gst_structure_has_name(s, "cudadeltaenc-stats")) {
-        gboolean key = FALSE;
-        guint bytes = 0;
-        gdouble changed = -1, bitrate = -1;
-        EXPECT_TRUE(gst_structure_get_boolean(s, "keyframe", &key));
-        EXPECT_TRUE(gst_structure_get_uint(s, "payload-bytes", &bytes));
-        EXPECT_TRUE(gst_structure_get_double(s, "changed-fraction", &changed));
-        EXPECT_TRUE(gst_structure_get_double(s, "bitrate", &bitrate));
-        EXPECT_GT(bytes, 48u);
-        EXPECT_GE(changed, 0.0);
-        EXPECT_LE(changed, 1.0);
-        EXPECT_GT(bitrate, 0.0);
-        stats++;
-        keys += key;
-      }
-      gst_message_unref(m);
+namespace {
+
+struct StatsMessage {
+  guint64 frame = 0;
+  gboolean keyframe = FALSE;
+  guint bytes = 0;
+  gdouble changed = -1, bitrate = -1;
+};
+
+// Runs `settings` (cudadeltaenc's properties) on `frames` NV12 frames of
+// videotestsrc at 30 frames/s (frame n stamped n/30 s) to EOS; returns the
+// encoder's statistics messages and, in *sizes, every packet's size.
+std::vector<StatsMessage> encoder_stats(const std::string& settings, int frames,
+                                        std::vector<guint>* sizes = nullptr) {
+  std::vector<StatsMessage> out;
+  GstElement* p = gst_parse_launch(
+      ("videotestsrc num-buffers=" + std::to_string(frames) +
+       " pattern=ball ! video/x-raw,format=NV12,width=128,height=96,framerate=30/1 ! "
+       "cudadeltaenc name=enc " + settings + " ! fakesink")
+          .c_str(),
+      nullptr);
+  EXPECT_NE(p, nullptr);
+  if (!p)
+    return out;
+  std::vector<guint> packet_sizes;
+  GstElement* enc = gst_bin_get_by_name(GST_BIN(p), "enc");
+  GstPad* pad = gst_element_get_static_pad(enc, "src");
+  gst_pad_add_probe(
+      pad, GST_PAD_PROBE_TYPE_BUFFER,
+      [](GstPad*, GstPadProbeInfo* info, gpointer data) {
+        static_cast<std::vector<guint>*>(data)->push_back(
+            static_cast<guint>(gst_buffer_get_size(GST_PAD_PROBE_INFO_BUFFER(info))));
+        return GST_PAD_PROBE_OK;
+      },
+      &packet_sizes, nullptr);
+  gst_object_unref(pad);
+  gst_object_unref(enc);
+  GstBus* bus = gst_element_get_bus(p);
+  gst_element_set_state(p, GST_STATE_PLAYING);
+  for (;;) {
+    GstMessage* m = gst_bus_timed_pop_filtered(
+        bus, 10 * GST_SECOND,  // a guard: the pipeline takes milliseconds
+        static_cast<GstMessageType>(GST_MESSAGE_ELEMENT | GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    if (!m) {
+      ADD_FAILURE() << settings << ": no EOS";
+      break;
     }
-    EXPECT_EQ(stats, post ? 6 : 0);
-    EXPECT_EQ(keys, post ? 2 : 0);  // frames 0 and 3
-    gst_element_set_state(p, GST_STATE_NULL);
-    gst_object_unref(bus);
-    gst_object_unref(p);
+    if (GST_MESSAGE_TYPE(m) != GST_MESSAGE_ELEMENT) {
+      EXPECT_EQ(GST_MESSAGE_TYPE(m), GST_MESSAGE_EOS);
+      gst_message_unref(m);
+      break;
+    }
+    const GstStructure* s = gst_message_get_structure(m);
+    if (gst_structure_has_name(s, "cudadeltaenc-stats")) {
+      StatsMessage st;
+      EXPECT_TRUE(gst_structure_get_uint64(s, "frame", &st.frame));
+      EXPECT_TRUE(gst_structure_get_boolean(s, "keyframe", &st.keyframe));
+      EXPECT_TRUE(gst_structure_get_uint(s, "payload-bytes", &st.bytes));
+      EXPECT_TRUE(gst_structure_get_double(s, "changed-fraction", &st.changed));
+      EXPECT_TRUE(gst_structure_get_double(s, "bitrate", &st.bitrate));
+      out.push_back(st);
+    }
+    gst_message_unref(m);
+  }
+  gst_element_set_state(p, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(p);
+  EXPECT_EQ(packet_sizes.size(), static_cast<size_t>(frames)) << settings;
+  if (sizes)
+    *sizes = packet_sizes;
+  return out;
+}
+
+}  // namespace
+
+// Statistics are opt-in: nothing by default or with post-stats=false; with
+// stats-interval=0 one message a frame.
+TEST(DeltaElements, EncoderPostsStatisticsOnlyWhenAsked) {
+  EXPECT_TRUE(encoder_stats("key-int-max=3", 6).empty());
+  EXPECT_TRUE(encoder_stats("key-int-max=3 post-stats=false stats-interval=0", 6).empty());
+  std::vector<guint> sizes;
+  const auto stats = encoder_stats("key-int-max=3 post-stats=true stats-interval=0", 6, &sizes);
+  ASSERT_EQ(stats.size(), 6u);
+  ASSERT_EQ(sizes.size(), 6u);
+  for (size_t n = 0; n < stats.size(); n++) {
+    EXPECT_EQ(stats[n].frame, n);
+    EXPECT_EQ(stats[n].keyframe, n % 3 == 0) << n;  // frames 0 and 3
+    EXPECT_EQ(stats[n].bytes, sizes[n]);
+    EXPECT_GE(stats[n].changed, 0.0);
+    EXPECT_LE(stats[n].changed, 1.0);
+    EXPECT_GT(stats[n].bitrate, 0.0);
+  }
+}
+
+// With an interval, a message when that much stream time has passed since
+// the last (frame n at n/30 s); the bitrate still counts every frame of the
+// last second.
+TEST(DeltaElements, EncoderStatsIntervalLimitsTheMessages) {
+  struct Case {
+    const char* settings;
+    std::vector<guint64> frames;
+  };
+  for (const Case& c : {Case{"post-stats=true", {0, 30, 60}},  // default: 1000 ms
+                        Case{"post-stats=true stats-interval=500", {0, 15, 30, 45, 60}},
+                        Case{"post-stats=true stats-interval=400", {0, 12, 24, 36, 48, 60}}}) {
+    std::vector<guint> sizes;
+    const auto stats = encoder_stats(c.settings, 61, &sizes);
+    std::vector<guint64> frames;
+    for (const auto& st : stats)
+      frames.push_back(st.frame);
+    EXPECT_EQ(frames, c.frames) << c.settings;
+    for (const auto& st : stats) {
+      ASSERT_LT(st.frame, sizes.size());
+      EXPECT_EQ(st.bytes, sizes[st.frame]);
+      // The frames within the last second: those stamped after
+      // (frame - 30) / 30 s.
+      double bits = 0;
+      for (guint64 n = st.frame >= 29 ? st.frame - 29 : 0; n <= st.frame; n++)
+        bits += 8.0 * sizes[n];
+      EXPECT_EQ(st.bitrate, bits) << c.settings << ", frame " << st.frame;
+    }
   }
 }
 
