@@ -3,6 +3,7 @@
 
 #include "cudafx/gaussian.hpp"
 #include "host_image.hpp"
+#include "oracle_compare.hpp"  // compare with kGaussianBounds
 
 namespace testing_support {
 

@@ -1,5 +1,8 @@
 #include "gpu.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace testing_support {
 
 using namespace cudafx;
@@ -18,6 +21,26 @@ bool gpu_available(std::string* why) {
     return false;
   }
   return cuda_use_device(0).is_ok();
+}
+
+GpuGate gpu_gate(bool available, const char* require_gpu_env) {
+  if (available)
+    return GpuGate::Run;
+  const bool required =
+      require_gpu_env && *require_gpu_env && std::strcmp(require_gpu_env, "0") != 0;
+  return required ? GpuGate::Fail : GpuGate::Skip;
+}
+
+GpuGate gpu_gate(bool available) {
+  return gpu_gate(available, std::getenv("CUDAFX_REQUIRE_GPU"));
+}
+
+bool gpu_part_runs() {
+  std::string why;
+  const bool ok = gpu_available(&why);
+  if (gpu_gate(ok) == GpuGate::Fail)
+    ADD_FAILURE() << "CUDAFX_REQUIRE_GPU is set, but no usable CUDA device: " << why;
+  return ok;
 }
 
 DeviceImage::DeviceImage(ImageDesc desc, size_t align) {

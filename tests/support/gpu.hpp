@@ -1,8 +1,10 @@
-// GPU helpers for tests: skip when there is no device, device copies of host
-// images.
+// GPU helpers for tests: skip (or, with CUDAFX_REQUIRE_GPU set, fail) when
+// there is no device, device copies of host images.
 #pragma once
 
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "cudafx/cuda_resources.hpp"
 #include "host_image.hpp"
@@ -12,12 +14,44 @@ namespace testing_support {
 // True when a CUDA device is usable; the reason otherwise.
 bool gpu_available(std::string* why = nullptr);
 
-#define SKIP_WITHOUT_GPU()                                   \
-  do {                                                       \
-    std::string why_;                                        \
-    if (!::testing_support::gpu_available(&why_))            \
-      GTEST_SKIP() << "no usable CUDA device: " << why_;     \
+// What a test does about a part that needs a GPU (or a plugin that comes
+// with one, such as nvcodec's cudaupload) when that is missing: skip it,
+// unless CUDAFX_REQUIRE_GPU is set to anything but "" or "0" -- as on the
+// GPU machine, where a skip would hide a broken setup -- then fail.
+enum class GpuGate { Run, Skip, Fail };
+GpuGate gpu_gate(bool available, const char* require_gpu_env);
+// gpu_gate with this process's CUDAFX_REQUIRE_GPU.
+GpuGate gpu_gate(bool available);
+
+// For a test's GPU half inside a loop or an `if`: true when a device is
+// usable; otherwise false, after a (non-fatal) failure when the GPU is
+// required.
+bool gpu_part_runs();
+
+}  // namespace testing_support
+
+// Ends the test unless `available`: GTEST_SKIP, or FAIL under
+// CUDAFX_REQUIRE_GPU; `reason` is streamed into the message.
+#define SKIP_UNLESS_GPU_READY(available, reason)                                      \
+  do {                                                                                \
+    switch (::testing_support::gpu_gate(available)) {                                 \
+      case ::testing_support::GpuGate::Run:                                           \
+        break;                                                                        \
+      case ::testing_support::GpuGate::Skip:                                          \
+        GTEST_SKIP() << reason;                                                       \
+      case ::testing_support::GpuGate::Fail:                                          \
+        FAIL() << "CUDAFX_REQUIRE_GPU is set, but " << reason;                        \
+    }                                                                                 \
   } while (0)
+
+#define SKIP_WITHOUT_GPU()                                                          \
+  do {                                                                              \
+    std::string why_;                                                               \
+    const bool ok_ = ::testing_support::gpu_available(&why_);                       \
+    SKIP_UNLESS_GPU_READY(ok_, "no usable CUDA device: " << why_);                  \
+  } while (0)
+
+namespace testing_support {
 
 // A device image with its own pitch (rounded to `align`), plus upload and
 // download through a stream.

@@ -17,9 +17,38 @@ bool load_image(const std::string& path, cudafx::PixelFormat format, HostImage* 
   return true;
 }
 
+namespace {
+
+// The first error on the pipeline's bus, as "message (debug)", or "".
+std::string bus_error(GstElement* pipeline) {
+  GstBus* bus = gst_element_get_bus(pipeline);
+  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  std::string text;
+  if (msg) {
+    GError* err = nullptr;
+    gchar* debug = nullptr;
+    gst_message_parse_error(msg, &err, &debug);
+    text = err ? err->message : "unknown error";
+    if (debug)
+      text += std::string(" (") + debug + ")";
+    g_clear_error(&err);
+    g_free(debug);
+    gst_message_unref(msg);
+  }
+  gst_object_unref(bus);
+  return text;
+}
+
+}  // namespace
+
 bool load_video(const std::string& path, cudafx::PixelFormat format, int max_frames,
                 std::vector<HostImage>* out, std::string* error) {
   gst_init(nullptr, nullptr);
+  out->clear();
+  if (!g_file_test(path.c_str(), G_FILE_TEST_IS_REGULAR)) {
+    *error = "no such file: " + path;
+    return false;
+  }
   const std::string desc = "filesrc location=\"" + path +
                            "\" ! decodebin ! videoconvert ! video/x-raw,format=" +
                            cudafx::format_info(format).name + " ! appsink name=sink sync=false";
@@ -32,11 +61,19 @@ bool load_video(const std::string& path, cudafx::PixelFormat format, int max_fra
   }
   GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  out->clear();
-  while (static_cast<int>(out->size()) < max_frames) {
-    GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 30 * GST_SECOND);
-    if (!sample)
-      break;
+  std::string failure;
+  // Polls in short steps so that a pipeline that failed (a missing decoder,
+  // a damaged file) reports its error at once instead of after a timeout.
+  for (int waited_ms = 0; static_cast<int>(out->size()) < max_frames && waited_ms < 30000;) {
+    GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 100 * GST_MSECOND);
+    if (!sample) {
+      failure = bus_error(pipeline);
+      if (!failure.empty() || gst_app_sink_is_eos(GST_APP_SINK(sink)))
+        break;
+      waited_ms += 100;
+      continue;
+    }
+    waited_ms = 0;
     GstVideoInfo info;
     GstVideoFrame frame;
     if (gst_video_info_from_caps(&info, gst_sample_get_caps(sample)) &&
@@ -58,7 +95,7 @@ bool load_video(const std::string& path, cudafx::PixelFormat format, int max_fra
   gst_object_unref(sink);
   gst_object_unref(pipeline);
   if (out->empty())
-    *error = "no frame decoded from " + path;
+    *error = "no frame decoded from " + path + (failure.empty() ? "" : ": " + failure);
   return !out->empty();
 }
 

@@ -28,4 +28,8 @@ HostImage resize_oracle(const HostImage& src, const ImageDesc& dst_desc, ResizeM
   return dst;
 }
 
+const OracleBounds& resize_oracle_bounds(ResizeMethod method) {
+  return method == ResizeMethod::Nearest ? kExactBounds : kResizeBounds;
+}
+
 }  // namespace testing_support
