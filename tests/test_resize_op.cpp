@@ -9,10 +9,11 @@
 
 #include "cudafx/resize.hpp"
 #include "support/gpu.hpp"
-#include "support/gst_image.hpp"
 #include "support/host_image.hpp"
 #include "support/op_runner.hpp"
+#include "support/oracle_compare.hpp"
 #include "support/resize_oracle.hpp"
+#include "support/testdata.hpp"
 
 using namespace cudafx;
 using testing_support::HostImage;
@@ -206,8 +207,7 @@ TEST_P(ResizeVsOpenCV, CpuMatchesOpenCV) {
     const ImageDesc dd{format, s[2], s[3]};
     const HostImage got = run_cpu(src, dd, p, 5);
     const HostImage want = oracle(src, dd, method);
-    const int tolerance = method == ResizeMethod::Nearest ? 0 : 1;
-    EXPECT_LE(testing_support::max_abs_diff(got.view(), want.view()), tolerance)
+    EXPECT_NEAR_ORACLE(got.view(), want.view(), testing_support::resize_oracle_bounds(method))
         << sizes_text(s);
   }
 }
@@ -319,7 +319,7 @@ TEST_P(ResizeChromaSiting, MatchesDoubleReference) {
     const ImageDesc dd{format, s[2], s[3]};
     const HostImage got = run_cpu(src, dd, p);
     const FormatInfo& fi = format_info(format);
-    int worst = 0;
+    testing_support::OracleStats stats;
     for (int pl = 1; pl < fi.n_planes; pl++) {
       const cv::Mat in = src.plane_mat(pl), out = got.plane_mat(pl);
       const int C = fi.planes[pl].channels;
@@ -334,12 +334,13 @@ TEST_P(ResizeChromaSiting, MatchesDoubleReference) {
               for (const auto& [ix, wx] : tx)
                 v += wy * wx * in.ptr<uint8_t>(iy)[ix * C + c];
             const int want = static_cast<int>(std::lround(std::min(std::max(v, 0.0), 255.0)));
-            worst = std::max(worst, std::abs(want - out.ptr<uint8_t>(y)[x * C + c]));
+            stats.add(out.ptr<uint8_t>(y)[x * C + c], want);
           }
         }
       }
     }
-    EXPECT_LE(worst, 1) << sizes_text(s);
+    EXPECT_TRUE(testing_support::near_oracle(stats, testing_support::kResizeReferenceBounds))
+        << sizes_text(s);
   }
 }
 
@@ -353,11 +354,10 @@ INSTANTIATE_TEST_SUITE_P(Subsampled, ResizeChromaSiting,
 class ResizeOnPhotos : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ResizeOnPhotos, CpuMatchesOpenCVAndCudaMatchesCpu) {
+  SKIP_WITHOUT_TESTDATA();
   HostImage img;
-  std::string err;
-  const std::string path = testing_support::testdata_dir() + "/" + GetParam();
-  ASSERT_TRUE(testing_support::load_image(path, PixelFormat::RGBA, &img, &err)) << err;
-  const bool gpu = testing_support::gpu_available();
+  ASSERT_TRUE(testing_support::load_testdata_image(GetParam(), PixelFormat::RGBA, &img));
+  const bool gpu = testing_support::gpu_part_runs();
   for (ResizeMethod m : kAllMethods) {
     for (double f : {2.0, 0.6}) {
       ResizeParams p;
@@ -365,8 +365,8 @@ TEST_P(ResizeOnPhotos, CpuMatchesOpenCVAndCudaMatchesCpu) {
       const ImageDesc dd{PixelFormat::RGBA, static_cast<int>(img.desc().width * f),
                          static_cast<int>(img.desc().height * f)};
       const HostImage cpu = run_cpu(img, dd, p);
-      EXPECT_LE(testing_support::max_abs_diff(cpu.view(), oracle(img, dd, m).view()),
-                m == ResizeMethod::Nearest ? 0 : 1)
+      EXPECT_NEAR_ORACLE(cpu.view(), oracle(img, dd, m).view(),
+                         testing_support::resize_oracle_bounds(m))
           << resize_method_name(m) << " x" << f;
       if (gpu) {
         EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), run_cuda(img, dd, p, 256).view()))
