@@ -9,9 +9,10 @@
 #include "cudafx/gaussian.hpp"
 #include "support/gaussian_oracle.hpp"
 #include "support/gpu.hpp"
-#include "support/gst_image.hpp"
 #include "support/host_image.hpp"
 #include "support/op_runner.hpp"
+#include "support/oracle_compare.hpp"
+#include "support/testdata.hpp"
 
 using namespace cudafx;
 using testing_support::HostImage;
@@ -152,7 +153,7 @@ TEST_P(GaussianVsOpenCV, CpuWithinOne) {
       src.fill_random(seed++);
       const HostImage want = oracle(src, p);
       const HostImage got = run_cpu(src, p, 5);
-      EXPECT_LE(testing_support::max_abs_diff(got.view(), want.view()), 1)
+      EXPECT_NEAR_ORACLE(got.view(), want.view(), testing_support::kGaussianBounds)
           << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1];
     }
   }
@@ -199,7 +200,70 @@ TEST(GaussianOp, ExplicitKernelSizes) {
     p.kernel_size_x = k;
     p.kernel_size_y = k == 121 ? 3 : 0;
     const HostImage want = oracle(src, p);
-    EXPECT_LE(testing_support::max_abs_diff(run_cpu(src, p).view(), want.view()), 1) << k;
+    EXPECT_NEAR_ORACLE(run_cpu(src, p).view(), want.view(), testing_support::kGaussianBounds)
+        << k;
+  }
+}
+
+namespace {
+
+// The documented limits: sigma 42 with 255 taps an axis (kernel-size 255;
+// 127 taps on I420/NV12 chroma), in every border mode, on frames larger than the
+// kernel and on frames smaller than its radius (every tap reaching past a
+// border, reflected more than once). Small frames keep the CPU run short.
+const PixelFormat kLimitFormats[] = {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::GRAY8,
+                                     PixelFormat::I420, PixelFormat::NV12};
+const int kLimitSizes[][2] = {{300, 262}, {61, 45}};
+
+GaussianParams limit_params(BorderMode border) {
+  GaussianParams p;
+  p.sigma_x = 42.0;
+  p.kernel_size_x = p.kernel_size_y = 255;
+  p.border = border;
+  return p;
+}
+
+}  // namespace
+
+TEST(GaussianLimits, Sigma42With255TapsCpuMatchesOpenCV) {
+  uint32_t seed = 700;
+  for (PixelFormat format : kLimitFormats) {
+    for (const auto& sz : kLimitSizes) {
+      for (BorderMode border : kAllBorders) {
+        const GaussianParams p = limit_params(border);
+        GaussianPlan plan;
+        ASSERT_TRUE(plan_gaussian({format, sz[0], sz[1]}, p, &plan).is_ok());
+        ASSERT_EQ(plan.planes[0].x.radius, 127);
+        ASSERT_EQ(plan.planes[0].y.radius, 127);
+        HostImage src({format, sz[0], sz[1]}, 3);
+        src.fill_random(seed++);
+        const HostImage got = run_cpu(src, p, 5);
+        EXPECT_NEAR_ORACLE(got.view(), oracle(src, p).view(), testing_support::kGaussianBounds)
+            << case_name(format, border) << " " << sz[0] << "x" << sz[1];
+      }
+    }
+  }
+}
+
+TEST(GaussianLimits, Sigma42With255TapsCudaEqualsCpu) {
+  SKIP_WITHOUT_GPU();
+  const size_t aligns[] = {256, 1};
+  uint32_t seed = 800;
+  for (PixelFormat format : kLimitFormats) {
+    for (const auto& sz : kLimitSizes) {
+      for (BorderMode border : kAllBorders) {
+        for (size_t align : aligns) {
+          const GaussianParams p = limit_params(border);
+          HostImage src({format, sz[0], sz[1]});
+          src.fill_random(seed++);
+          const HostImage cpu = run_cpu(src, p);
+          const HostImage gpu = run_cuda(src, p, align);
+          EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+              << case_name(format, border) << " " << sz[0] << "x" << sz[1] << " align " << align
+              << " max diff " << testing_support::max_abs_diff(cpu.view(), gpu.view());
+        }
+      }
+    }
   }
 }
 
@@ -214,7 +278,7 @@ TEST(GaussianOp, SetParamsReplans) {
   ASSERT_TRUE(op->set_params(p).is_ok());
   HostImage got(src.desc());
   ASSERT_TRUE(op->submit(nullptr, src.view(), got.view()).is_ok());
-  EXPECT_LE(testing_support::max_abs_diff(got.view(), oracle(src, p).view()), 1);
+  EXPECT_NEAR_ORACLE(got.view(), oracle(src, p).view(), testing_support::kGaussianBounds);
   p.sigma_x = -1;
   EXPECT_FALSE(op->set_params(p).is_ok());
 }
@@ -223,16 +287,16 @@ TEST(GaussianOp, SetParamsReplans) {
 class GaussianOnPhotos : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(GaussianOnPhotos, CpuMatchesOpenCVAndCudaMatchesCpu) {
+  SKIP_WITHOUT_TESTDATA();
   HostImage img;
-  std::string err;
-  const std::string path = testing_support::testdata_dir() + "/" + GetParam();
-  ASSERT_TRUE(testing_support::load_image(path, PixelFormat::RGBA, &img, &err)) << err;
-  const bool gpu = testing_support::gpu_available();
+  ASSERT_TRUE(testing_support::load_testdata_image(GetParam(), PixelFormat::RGBA, &img));
+  const bool gpu = testing_support::gpu_part_runs();
   for (double sigma : {1.1, 3.0, 8.0}) {
     GaussianParams p;
     p.sigma_x = sigma;
     const HostImage cpu = run_cpu(img, p);
-    EXPECT_LE(testing_support::max_abs_diff(cpu.view(), oracle(img, p).view()), 1) << sigma;
+    EXPECT_NEAR_ORACLE(cpu.view(), oracle(img, p).view(), testing_support::kGaussianBounds)
+        << sigma;
     EXPECT_FALSE(testing_support::bytes_equal(cpu.view(), img.view())) << "blur changed nothing";
     if (gpu) {
       EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), run_cuda(img, p, 256).view())) << sigma;
