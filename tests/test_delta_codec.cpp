@@ -12,8 +12,8 @@
 #include "support/clip.hpp"
 #include "support/delta_reseal.hpp"
 #include "support/gpu.hpp"
-#include "support/gst_image.hpp"
 #include "support/host_image.hpp"
+#include "support/testdata.hpp"
 
 using namespace cudafx;
 using testing_support::HostImage;
@@ -347,12 +347,16 @@ TEST(DeltaCodec, SurvivesRandomDamage) {
 }
 
 // Real footage: a static surveillance camera (../shared/testdata/vtest.avi).
+// Decoding it needs avdec_msmpeg4 (gstreamer1.0-libav, which the README's
+// test command installs); the GPU machine reads the raw copy that
+// scripts/pack-gpu-runtime.sh makes instead.
 TEST(DeltaCodec, RealFootageStaysWithinThreshold) {
+  SKIP_WITHOUT_TESTDATA();
   std::vector<HostImage> clip;
   std::string err;
-  if (!testing_support::load_video(testing_support::testdata_dir() + "/vtest.avi",
-                                   PixelFormat::I420, 40, &clip, &err))
-    GTEST_SKIP() << err << " (needs gstreamer1.0-libav for avdec_msmpeg4)";
+  ASSERT_TRUE(testing_support::load_testdata_clip("vtest.avi", 40, &clip))
+      << "(decoding vtest.avi needs gstreamer1.0-libav for avdec_msmpeg4)";
+  ASSERT_EQ(clip.size(), 40u);
   for (int threshold : {0, 10}) {
     size_t bytes[2] = {0, 0};
     for (DeltaCompression comp : {DeltaCompression::Rans, DeltaCompression::Zstd}) {
