@@ -9,7 +9,11 @@
  * frame is dropped, a keyframe is requested upstream (at most every
  * #GstVideoDecoder:min-force-key-unit-interval) and decoding resumes at the
  * next keyframe. Through rtpbin with RTCP feedback the request reaches the
- * sender as a PLI.
+ * sender as a PLI. After a flush (FLUSH_STOP, as in a flushing seek) the
+ * decoder also waits for a keyframe: what follows does not continue what
+ * came before, so a delta frame right after it is dropped and a keyframe
+ * requested. New caps (another size or format) start a new decoder, which
+ * starts at a keyframe (cudadeltaenc sends one after its caps change).
  *
  * Two kinds of dropped packets are told apart. A packet that is valid but
  * cannot be applied because its reference is missing (decoding has not
@@ -279,6 +283,19 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
   return gst_video_decoder_finish_frame (decoder, frame);
 }
 
+/* A flush (FLUSH_STOP, or reverse playback's discont): what follows does
+ * not continue what came before, so decoding resumes at a keyframe. The
+ * base class clears its error count. */
+static gboolean
+gst_cuda_delta_dec_flush (GstVideoDecoder * decoder)
+{
+  GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (decoder)->state;
+  if (st->decoder)
+    st->decoder->discont ();
+  st->undecodable = 0;
+  return TRUE;
+}
+
 static gboolean
 gst_cuda_delta_dec_start (GstVideoDecoder * decoder)
 {
@@ -449,6 +466,7 @@ gst_cuda_delta_dec_class_init (GstCudaDeltaDecClass * klass)
   dec_class->handle_frame = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_handle_frame);
   dec_class->start = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_start);
   dec_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_stop);
+  dec_class->flush = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_flush);
   dec_class->negotiate = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_negotiate);
   dec_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_decide_allocation);
   dec_class->sink_query = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_sink_query);

@@ -11,7 +11,10 @@
  * reconstruction as its reference, so every decoded byte stays within the
  * threshold of its source on every frame; threshold 0 is lossless. Streams
  * over RTP with rtpgstpay; cudadeltadec decodes. The format is documented in
- * docs/delta-format.md.
+ * docs/delta-format.md. The first frame is a keyframe, and so is the first
+ * after new caps (another size or format), after a flush (FLUSH_STOP, as in
+ * a flushing seek: the decoder drops its reference there) and after a
+ * restart (NULL or READY and back).
  *
  * With the CUDA backend (#GstCudaDeltaEnc:backend, auto by default) the
  * residuals, the reference and the reconstruction checksum stay on the GPU;
@@ -93,6 +96,7 @@ struct GstCudaDeltaEncState
   std::vector < uint8_t > packet;
   guint64 frames = 0;
   guint since_key = 0;
+  bool key_next = false;        /* after a flush: the next frame is a keyframe */
   /* running bitrate: bytes of the frames within the last second */
   std::vector < std::pair < GstClockTime, guint >> window;
   guint64 window_bytes = 0;
@@ -293,7 +297,7 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   const guint stats_interval = st->stats_interval;
   GST_OBJECT_UNLOCK (self);
   settings.force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME (frame) ||
-      (key_int_max > 0 && st->since_key >= key_int_max);
+      st->key_next || (key_int_max > 0 && st->since_key >= key_int_max);
 
   cudafx::DeltaEncodeStats stats;
   const cudafx::Status s = st->cuda_encoder ? encode_cuda (self, frame, settings, &stats) :
@@ -309,6 +313,7 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   if (stats.keyframe) {
     GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
     st->since_key = 1;
+    st->key_next = false;
   } else {
     GST_VIDEO_CODEC_FRAME_UNSET_SYNC_POINT (frame);
     st->since_key++;
@@ -317,6 +322,19 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
     post_stats (self, frame, stats, stats_interval);
   st->frames++;
   return gst_video_encoder_finish_frame (encoder, frame);
+}
+
+/* A flush (FLUSH_STOP): downstream's decoder drops its reference, so the
+ * next frame is a keyframe. The statistics start over. */
+static gboolean
+gst_cuda_delta_enc_flush (GstVideoEncoder * encoder)
+{
+  GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (encoder)->state;
+  st->key_next = true;
+  st->window.clear ();
+  st->window_bytes = 0;
+  st->last_stats = GST_CLOCK_TIME_NONE;
+  return TRUE;
 }
 
 static gboolean
@@ -383,6 +401,7 @@ gst_cuda_delta_enc_stop (GstVideoEncoder * encoder)
     gst_video_codec_state_unref (st->input);
   st->input = nullptr;
   st->frames = 0;
+  st->key_next = false;
   st->window.clear ();
   st->window_bytes = 0;
   st->last_stats = GST_CLOCK_TIME_NONE;
@@ -518,6 +537,7 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
   enc_class->handle_frame = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_handle_frame);
   enc_class->start = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_start);
   enc_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_stop);
+  enc_class->flush = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_flush);
   enc_class->getcaps = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_getcaps);
   enc_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_propose_allocation);
   enc_class->sink_query = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_sink_query);

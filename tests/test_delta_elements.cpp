@@ -19,6 +19,7 @@
 #include <climits>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "cudafx/delta.hpp"
@@ -537,6 +538,276 @@ TEST(DeltaDecoderErrors, UnframedFileEndsInAnErrorNamingTheCause) {
   ASSERT_EQ(messages.size(), 2u) << joined(messages);
   EXPECT_EQ(messages[0].rfind("W dec: delta packet: ", 0), 0u) << messages[0];
   EXPECT_EQ(messages[1].rfind("E dec: delta packet: ", 0), 0u) << messages[1];
+}
+
+// ---- caps changes, restarts, flushes and seeks ----
+
+namespace {
+
+// What passes a pad, in order: 'K' a keyframe, 'D' a delta frame, 'F' a
+// FLUSH_STOP. Filled from the streaming thread: read it once that stopped.
+struct PadLog {
+  std::mutex lock;
+  std::string events;
+  std::string take() {
+    std::lock_guard<std::mutex> g(lock);
+    return events;
+  }
+};
+
+GstPadProbeReturn log_pad(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  PadLog* log = static_cast<PadLog*>(data);
+  std::lock_guard<std::mutex> g(log->lock);
+  if (info->type & GST_PAD_PROBE_TYPE_BUFFER)
+    log->events +=
+        GST_BUFFER_FLAG_IS_SET(GST_PAD_PROBE_INFO_BUFFER(info), GST_BUFFER_FLAG_DELTA_UNIT) ? 'D'
+                                                                                            : 'K';
+  else if (GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_FLUSH_STOP)
+    log->events += 'F';
+  return GST_PAD_PROBE_OK;
+}
+
+// Logs what leaves the element named `name` in `bin` through "src".
+void log_src_pad(GstElement* bin, const char* name, PadLog* log) {
+  GstElement* e = gst_bin_get_by_name(GST_BIN(bin), name);
+  ASSERT_NE(e, nullptr) << name;
+  GstPad* pad = gst_element_get_static_pad(e, "src");
+  gst_pad_add_probe(pad,
+                    static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER |
+                                                 GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM |
+                                                 GST_PAD_PROBE_TYPE_EVENT_FLUSH),
+                    log_pad, log, nullptr);
+  gst_object_unref(pad);
+  gst_object_unref(e);
+}
+
+void push_flush(GstHarness* h) {
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+}
+
+// Pushes `clip` through the encoder-decoder harness `h` from frame `first`
+// on and expects each frame back within `threshold`, at the clip's size,
+// with the output caps saying so.
+void expect_round_trip(GstHarness* h, const std::vector<HostImage>& clip, int first,
+                       int threshold) {
+  const ImageDesc desc = clip[0].desc();
+  for (int n = 0; n < static_cast<int>(clip.size()); n++) {
+    ASSERT_EQ(gst_harness_push(h, timed_buffer(clip[n], first + n)), GST_FLOW_OK) << n;
+    GstBuffer* out = gst_harness_pull(h);
+    ASSERT_NE(out, nullptr) << "frame " << first + n;
+    GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+    GstVideoInfo info;
+    ASSERT_TRUE(caps && gst_video_info_from_caps(&info, caps));
+    gst_caps_unref(caps);
+    EXPECT_EQ(GST_VIDEO_INFO_WIDTH(&info), desc.width);
+    EXPECT_EQ(GST_VIDEO_INFO_HEIGHT(&info), desc.height);
+    EXPECT_STREQ(gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)),
+                 format_info(desc.format).name);
+    HostImage got;
+    ASSERT_TRUE(image_from_buffer(out, desc, &got));
+    EXPECT_LE(max_abs_diff(got.view(), clip[n].view()), threshold) << "frame " << first + n;
+    gst_buffer_unref(out);
+  }
+}
+
+// New caps in the middle of a stream: the encoder's next frame is a
+// keyframe and the decoder follows.
+void expect_renegotiation(const ImageDesc& a, const ImageDesc& b) {
+  GstHarness* h = gst_harness_new_parse("cudadeltaenc name=enc threshold=3 ! cudadeltadec");
+  PadLog log;
+  log_src_pad(h->element, "enc", &log);
+  gst_harness_set_src_caps_str(h, caps_string(a).c_str());
+  expect_round_trip(h, make_clip(a, 4, 31), 0, 3);
+  gst_harness_set_src_caps_str(h, caps_string(b).c_str());
+  expect_round_trip(h, make_clip(b, 4, 32), 4, 3);
+  gst_harness_set_src_caps_str(h, caps_string(a).c_str());
+  expect_round_trip(h, make_clip(a, 3, 33), 8, 3);
+  EXPECT_EQ(log.take(), "KDDDKDDDKDD");
+  gst_harness_teardown(h);
+}
+
+}  // namespace
+
+TEST(DeltaCodecStream, EncoderAndDecoderFollowANewSize) {
+  expect_renegotiation({PixelFormat::I420, 96, 64}, {PixelFormat::I420, 161, 93});
+}
+
+TEST(DeltaCodecStream, EncoderAndDecoderFollowANewFormat) {
+  expect_renegotiation({PixelFormat::NV12, 96, 64}, {PixelFormat::RGBA, 96, 64});
+}
+
+// NULL -> PLAYING -> NULL -> PLAYING: the second run works like the first
+// and starts with a keyframe.
+TEST(DeltaCodecStream, SecondRunAfterAStateCycleStartsWithAKeyframe) {
+  const ImageDesc desc{PixelFormat::I420, 128, 96};
+  GstElement* p = gst_parse_launch(("appsrc name=src format=time caps=\"" + caps_string(desc) +
+                                    "\" ! cudadeltaenc name=enc threshold=2 ! cudadeltadec ! "
+                                    "appsink name=sink sync=false")
+                                       .c_str(),
+                                   nullptr);
+  ASSERT_NE(p, nullptr);
+  PadLog log;
+  log_src_pad(p, "enc", &log);
+  GstElement* src = gst_bin_get_by_name(GST_BIN(p), "src");
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(p), "sink");
+  for (int run = 0; run < 2; run++) {
+    ASSERT_NE(gst_element_set_state(p, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    const auto clip = make_clip(desc, 4, 40 + run);
+    for (int n = 0; n < static_cast<int>(clip.size()); n++) {
+      ASSERT_EQ(gst_app_src_push_buffer(GST_APP_SRC(src), timed_buffer(clip[n], n)), GST_FLOW_OK);
+      // a guard: the frame comes back in milliseconds
+      GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+      ASSERT_NE(s, nullptr) << "run " << run << ", frame " << n;
+      HostImage got;
+      EXPECT_TRUE(image_from_buffer(gst_sample_get_buffer(s), desc, &got));
+      EXPECT_LE(max_abs_diff(got.view(), clip[n].view()), 2) << "run " << run << ", frame " << n;
+      gst_sample_unref(s);
+    }
+    ASSERT_EQ(gst_element_set_state(p, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  }
+  EXPECT_EQ(log.take(), "KDDDKDDD");
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_object_unref(p);
+}
+
+// After a flush the encoder starts again with a keyframe.
+TEST(DeltaCodecStream, EncoderSendsAKeyframeAfterAFlush) {
+  const ImageDesc desc{PixelFormat::RGBA, 80, 40};
+  const auto clip = make_clip(desc, 4, 42);
+  GstHarness* h = gst_harness_new("cudadeltaenc");
+  gst_harness_set_src_caps_str(h, caps_string(desc).c_str());
+  std::string keys;
+  auto push_pull = [&](int n) {
+    ASSERT_EQ(gst_harness_push(h, timed_buffer(clip[n], n)), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    ASSERT_NE(out, nullptr);
+    keys += GST_BUFFER_FLAG_IS_SET(out, GST_BUFFER_FLAG_DELTA_UNIT) ? 'D' : 'K';
+    gst_buffer_unref(out);
+  };
+  push_pull(0);
+  push_pull(1);
+  push_flush(h);
+  push_pull(2);
+  push_pull(3);
+  EXPECT_EQ(keys, "KDKD");
+  gst_harness_teardown(h);
+}
+
+// After a flush the decoder drops its reference: a delta frame that would
+// have followed is dropped and a keyframe requested; the keyframe decodes.
+TEST(DeltaCodecStream, DecoderWaitsForAKeyframeAfterAFlush) {
+  const ImageDesc desc{PixelFormat::NV12, 96, 64};
+  const auto clip = make_clip(desc, 5, 43);
+  const auto packets = encode_packets(clip, [](int n) { return n == 0 || n == 3; });
+  DecoderHarness d(stream_caps(desc), 0);
+  ASSERT_EQ(d.push(packets[0]), GST_FLOW_OK);
+  ASSERT_EQ(d.push(packets[1]), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_buffers_received(d.h), 2u);
+  push_flush(d.h);
+  while (GstEvent* e = gst_harness_try_pull_upstream_event(d.h))
+    gst_event_unref(e);
+  ASSERT_EQ(d.push(packets[2]), GST_FLOW_OK);  // the counter follows, but after a flush
+  EXPECT_EQ(gst_harness_buffers_received(d.h), 2u);
+  bool asked = false;
+  while (GstEvent* e = gst_harness_try_pull_upstream_event(d.h)) {
+    asked |= gst_video_event_is_force_key_unit(e);
+    gst_event_unref(e);
+  }
+  EXPECT_TRUE(asked);
+  ASSERT_EQ(d.push(packets[3]), GST_FLOW_OK);
+  ASSERT_EQ(d.push(packets[4]), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_received(d.h), 4u);
+  const auto m = d.messages();
+  EXPECT_TRUE(m.empty()) << joined(m);  // waiting is not an error
+  GstBuffer* out = nullptr;
+  while (GstBuffer* b = gst_harness_try_pull(d.h)) {
+    if (out)
+      gst_buffer_unref(out);
+    out = b;
+  }
+  ASSERT_NE(out, nullptr);
+  HostImage got;
+  ASSERT_TRUE(image_from_buffer(out, desc, &got));
+  EXPECT_LE(max_abs_diff(got.view(), clip[4].view()), 4);
+  gst_buffer_unref(out);
+}
+
+// A flushing seek in a pipeline: the encoder's first frame after it is a
+// keyframe, and the first frame out of the decoder is the seek target's,
+// within the threshold of what went in.
+TEST(DeltaCodecStream, SeekRestartsAtAKeyframeAndDecodes) {
+  GstElement* p = gst_parse_launch(
+      "videotestsrc pattern=ball ! video/x-raw,format=I420,width=128,height=96,framerate=30/1 ! "
+      "cudadeltaenc name=enc threshold=3 ! cudadeltadec ! appsink name=sink sync=false "
+      "max-buffers=2",
+      nullptr);
+  ASSERT_NE(p, nullptr);
+  PadLog log;
+  log_src_pad(p, "enc", &log);
+  // The encoder's input, by timestamp.
+  struct Inputs {
+    std::mutex lock;
+    std::map<GstClockTime, GstBuffer*> frames;
+  } inputs;
+  GstElement* enc = gst_bin_get_by_name(GST_BIN(p), "enc");
+  GstPad* enc_sink = gst_element_get_static_pad(enc, "sink");
+  gst_pad_add_probe(
+      enc_sink, GST_PAD_PROBE_TYPE_BUFFER,
+      [](GstPad*, GstPadProbeInfo* info, gpointer data) {
+        Inputs* in = static_cast<Inputs*>(data);
+        GstBuffer* b = GST_PAD_PROBE_INFO_BUFFER(info);
+        std::lock_guard<std::mutex> g(in->lock);
+        if (!in->frames.count(GST_BUFFER_PTS(b)))
+          in->frames[GST_BUFFER_PTS(b)] = gst_buffer_ref(b);
+        return GST_PAD_PROBE_OK;
+      },
+      &inputs, nullptr);
+  gst_object_unref(enc_sink);
+  gst_object_unref(enc);
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(p), "sink");
+  const ImageDesc desc{PixelFormat::I420, 128, 96};
+  auto pull_and_check = [&](GstClockTime* pts) {
+    GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);  // a guard
+    ASSERT_NE(s, nullptr);
+    GstBuffer* out = gst_sample_get_buffer(s);
+    *pts = GST_BUFFER_PTS(out);
+    HostImage got, want;
+    ASSERT_TRUE(image_from_buffer(out, desc, &got));
+    {
+      std::lock_guard<std::mutex> g(inputs.lock);
+      ASSERT_TRUE(inputs.frames.count(*pts)) << *pts;
+      ASSERT_TRUE(image_from_buffer(inputs.frames[*pts], desc, &want));
+    }
+    EXPECT_LE(max_abs_diff(got.view(), want.view()), 3) << "frame at " << *pts;
+    gst_sample_unref(s);
+  };
+  ASSERT_NE(gst_element_set_state(p, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  GstClockTime pts = GST_CLOCK_TIME_NONE;
+  for (int n = 0; n < 5; n++) {
+    pull_and_check(&pts);
+    EXPECT_EQ(pts, static_cast<GstClockTime>(n * GST_SECOND / 30));
+  }
+  ASSERT_TRUE(gst_element_seek_simple(p, GST_FORMAT_TIME,
+                                      static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH), GST_SECOND));
+  for (int n = 0; n < 3; n++) {
+    pull_and_check(&pts);
+    EXPECT_EQ(pts, GST_SECOND + n * GST_SECOND / 30);
+  }
+  gst_element_set_state(p, GST_STATE_NULL);
+  const std::string events = log.take();
+  const size_t flush = events.rfind('F');
+  ASSERT_NE(flush, std::string::npos) << events;
+  EXPECT_EQ(events.substr(flush, 2), "FK") << events;
+  EXPECT_EQ(events[0], 'K') << events;
+  for (auto& [t, b] : inputs.frames)
+    gst_buffer_unref(b);
+  gst_object_unref(sink);
+  gst_object_unref(p);
 }
 
 // ---- the encoder's backends ----
