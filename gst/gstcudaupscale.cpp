@@ -62,6 +62,9 @@ struct GstCudaUpscaleState
   /* streaming thread: the op for the negotiated caps (its plan keeps the
    * sizes, formats and siting a new method needs) */
   std::unique_ptr < cudafx::ResizeOp > op;
+  /* streaming thread, from set_caps: the negotiated video infos (region
+   * metas are scaled from the one to the other) */
+  GstVideoInfo in_info, out_info;
 };
 
 struct _GstCudaUpscale
@@ -250,6 +253,52 @@ gst_cuda_upscale_fixate_caps (GstBaseTransform * trans, GstPadDirection directio
   return othercaps;
 }
 
+/* ---- negotiated sizes: metas ---- */
+
+static gboolean
+gst_cuda_upscale_set_caps (GstBaseTransform * trans, GstCaps * incaps, GstCaps * outcaps)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (trans);
+  GstCudaUpscaleState *st = self->state;
+  if (!GST_BASE_TRANSFORM_CLASS (gst_cuda_upscale_parent_class)->set_caps (trans, incaps,
+          outcaps))
+    return FALSE;
+  /* The parent took both, so they parse. */
+  gst_video_info_from_caps (&st->in_info, incaps);
+  gst_video_info_from_caps (&st->out_info, outcaps);
+  return TRUE;
+}
+
+/* As videoconvertscale: a meta whose tags are all geometric ("video",
+ * "size", "orientation") and include "size" (a region:
+ * GstVideoRegionOfInterestMeta, ...) is scaled through its transform
+ * function. The parent class keeps the rest that holds at any size (no tag,
+ * "video", "orientation": scaling keeps the orientation) and drops what
+ * does not ("colorspace", ...). */
+static gboolean
+gst_cuda_upscale_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
+    GstMeta * meta, GstBuffer * inbuf)
+{
+  GstCudaUpscaleState *st = GST_CUDA_UPSCALE (trans)->state;
+  static const gchar *const geometry[] = { GST_META_TAG_VIDEO_STR,
+    GST_META_TAG_VIDEO_SIZE_STR, GST_META_TAG_VIDEO_ORIENTATION_STR, nullptr
+  };
+  const GstMetaInfo *info = meta->info;
+  bool scale = gst_meta_api_type_has_tag (info->api,
+      g_quark_from_static_string (GST_META_TAG_VIDEO_SIZE_STR));
+  for (const gchar * const *t = gst_meta_api_type_get_tags (info->api); scale && *t; t++)
+    scale = g_strv_contains (geometry, *t);
+  if (!scale)
+    return GST_BASE_TRANSFORM_CLASS (gst_cuda_upscale_parent_class)->transform_meta (trans,
+        outbuf, meta, inbuf);
+  GstVideoMetaTransform sizes = { &st->in_info, &st->out_info };
+  if (info->transform_func)
+    info->transform_func (outbuf, meta, inbuf, gst_video_meta_transform_scale_get_quark (),
+        &sizes);
+  /* Scaled (or dropped where it cannot be): no copy on top. */
+  return FALSE;
+}
+
 /* ---- the op ---- */
 
 /* The method property, taken: the op is built for it from now on. */
@@ -402,7 +451,12 @@ gst_cuda_upscale_class_init (GstCudaUpscaleClass * klass)
 
   /* Same size in the same memory: nothing to do. */
   filter_class->passthrough_on_same_info = TRUE;
+  /* Region metas are scaled (transform_meta); orientation holds at any size. */
+  static const gchar *const kept_meta_tags[] = { GST_META_TAG_VIDEO_ORIENTATION_STR, nullptr };
+  filter_class->kept_meta_tags = kept_meta_tags;
   trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_cuda_upscale_fixate_caps);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_cuda_upscale_set_caps);
+  trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_cuda_upscale_transform_meta);
 
   filter_class->setup = GST_DEBUG_FUNCPTR (gst_cuda_upscale_setup);
   filter_class->process = GST_DEBUG_FUNCPTR (gst_cuda_upscale_process);
@@ -417,4 +471,6 @@ static void
 gst_cuda_upscale_init (GstCudaUpscale * self)
 {
   self->state = new GstCudaUpscaleState ();
+  gst_video_info_init (&self->state->in_info);
+  gst_video_info_init (&self->state->out_info);
 }
