@@ -65,6 +65,10 @@ struct GstCudaUpscaleState
   /* streaming thread, from set_caps: the negotiated video infos (region
    * metas are scaled from the one to the other) */
   GstVideoInfo in_info, out_info;
+
+  /* under the object lock: the negotiated sizes (0 before caps), for
+   * navigation events, which come from any thread */
+  gint in_width = 0, in_height = 0, out_width = 0, out_height = 0;
 };
 
 struct _GstCudaUpscale
@@ -253,7 +257,7 @@ gst_cuda_upscale_fixate_caps (GstBaseTransform * trans, GstPadDirection directio
   return othercaps;
 }
 
-/* ---- negotiated sizes: metas ---- */
+/* ---- negotiated sizes: metas and navigation ---- */
 
 static gboolean
 gst_cuda_upscale_set_caps (GstBaseTransform * trans, GstCaps * incaps, GstCaps * outcaps)
@@ -266,7 +270,24 @@ gst_cuda_upscale_set_caps (GstBaseTransform * trans, GstCaps * incaps, GstCaps *
   /* The parent took both, so they parse. */
   gst_video_info_from_caps (&st->in_info, incaps);
   gst_video_info_from_caps (&st->out_info, outcaps);
+  GST_OBJECT_LOCK (self);
+  st->in_width = GST_VIDEO_INFO_WIDTH (&st->in_info);
+  st->in_height = GST_VIDEO_INFO_HEIGHT (&st->in_info);
+  st->out_width = GST_VIDEO_INFO_WIDTH (&st->out_info);
+  st->out_height = GST_VIDEO_INFO_HEIGHT (&st->out_info);
+  GST_OBJECT_UNLOCK (self);
   return TRUE;
+}
+
+static gboolean
+gst_cuda_upscale_stop (GstBaseTransform * trans)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (trans);
+  GST_OBJECT_LOCK (self);
+  self->state->in_width = self->state->in_height = 0;
+  self->state->out_width = self->state->out_height = 0;
+  GST_OBJECT_UNLOCK (self);
+  return GST_BASE_TRANSFORM_CLASS (gst_cuda_upscale_parent_class)->stop (trans);
 }
 
 /* As videoconvertscale: a meta whose tags are all geometric ("video",
@@ -297,6 +318,30 @@ gst_cuda_upscale_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
         &sizes);
   /* Scaled (or dropped where it cannot be): no copy on top. */
   return FALSE;
+}
+
+/* Pointer coordinates of navigation events travelling upstream are in the
+ * output's pixels: map them to the input's, as videoscale does. */
+static gboolean
+gst_cuda_upscale_src_event (GstBaseTransform * trans, GstEvent * event)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (trans);
+  GstCudaUpscaleState *st = self->state;
+  gdouble x, y;
+  if (GST_EVENT_TYPE (event) == GST_EVENT_NAVIGATION &&
+      gst_navigation_event_get_coordinates (event, &x, &y)) {
+    GST_OBJECT_LOCK (self);
+    const gint in_w = st->in_width, in_h = st->in_height;
+    const gint out_w = st->out_width, out_h = st->out_height;
+    GST_OBJECT_UNLOCK (self);
+    if (out_w > 0 && out_h > 0 && (in_w != out_w || in_h != out_h)) {
+      event = gst_event_make_writable (event);
+      gst_navigation_event_set_coordinates (event, x * in_w / out_w, y * in_h / out_h);
+      GST_LOG_OBJECT (self, "navigation (%g, %g) -> (%g, %g)", x, y,
+          x * in_w / out_w, y * in_h / out_h);
+    }
+  }
+  return GST_BASE_TRANSFORM_CLASS (gst_cuda_upscale_parent_class)->src_event (trans, event);
 }
 
 /* ---- the op ---- */
@@ -456,7 +501,9 @@ gst_cuda_upscale_class_init (GstCudaUpscaleClass * klass)
   filter_class->kept_meta_tags = kept_meta_tags;
   trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_cuda_upscale_fixate_caps);
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_cuda_upscale_set_caps);
+  trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_upscale_stop);
   trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_cuda_upscale_transform_meta);
+  trans_class->src_event = GST_DEBUG_FUNCPTR (gst_cuda_upscale_src_event);
 
   filter_class->setup = GST_DEBUG_FUNCPTR (gst_cuda_upscale_setup);
   filter_class->process = GST_DEBUG_FUNCPTR (gst_cuda_upscale_process);

@@ -452,3 +452,31 @@ TEST(UpscaleMeta, RegionsAreScaledVideoMetasKeptOthersDropped) {
   gst_buffer_unref(out);
   gst_harness_teardown(h);
 }
+
+// ---- navigation ----
+
+// Pointer coordinates travelling upstream are mapped from the output's
+// pixels to the input's (x by 64/160, y by 48/96).
+TEST(UpscaleElement, NavigationCoordinatesMapToTheInput) {
+  const ImageDesc in{PixelFormat::RGBA, 64, 48};
+  HostImage src(in);
+  src.fill_random(41);
+  GstHarness* h = upscale_harness(in, sized_caps(160, 96), "cpu", "bilinear");
+  ASSERT_EQ(push_pull(h, src).desc().width, 160);
+  ASSERT_TRUE(gst_harness_push_upstream_event(
+      h, gst_navigation_event_new_mouse_move(100.0, 30.0, GST_NAVIGATION_MODIFIER_NONE)));
+  GstEvent* nav = nullptr;
+  while (GstEvent* e = gst_harness_try_pull_upstream_event(h)) {
+    if (!nav && GST_EVENT_TYPE(e) == GST_EVENT_NAVIGATION)
+      nav = e;
+    else
+      gst_event_unref(e);
+  }
+  ASSERT_NE(nav, nullptr) << "the navigation event did not reach upstream";
+  gdouble x = 0, y = 0;
+  ASSERT_TRUE(gst_navigation_event_get_coordinates(nav, &x, &y));
+  EXPECT_DOUBLE_EQ(x, 40.0);
+  EXPECT_DOUBLE_EQ(y, 15.0);
+  gst_event_unref(nav);
+  gst_harness_teardown(h);
+}
