@@ -3,6 +3,7 @@
 # CUDAFX_REQUIRE_GPU=1 so that a missing device or nvcodec element fails
 # instead of skipping, then a memcheck pass over the CUDA cases.
 #   scripts/gpu-tests.sh BUILD_DIR [OUT_DIR] [GTEST_FILTER_FOR_MEMCHECK]
+# MEMCHECK=0 leaves the memcheck pass out.
 # memcheck runs every case of the element and base-class suites (small
 # frames) and the filter's cases (default: the CUDA ones) of the others.
 # BUILD_DIR: a build configured for the GPU's architecture (-Dcuda-arch=90);
@@ -39,7 +40,7 @@ for x in glob.glob(sys.argv[1] + "/*.xml"):
 print(f"tests: {p} passed, {f} failed, {s} skipped")
 PY
 # memcheck over the CUDA cases of every suite (slow: filtered)
-if command -v compute-sanitizer >/dev/null; then
+if [ "${MEMCHECK:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
   for t in "$build"/tests/test_*; do
     name=$(basename "$t")
     case $name in
