@@ -35,6 +35,7 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 
 #include "cudafx/resize.hpp"
 
@@ -67,8 +68,10 @@ struct GstCudaUpscaleState
   GstVideoInfo in_info, out_info;
 
   /* under the object lock: the negotiated sizes (0 before caps), for
-   * navigation events, which come from any thread */
+   * navigation events, which come from any thread; the negotiation error
+   * last posted, so that a retry does not post it again */
   gint in_width = 0, in_height = 0, out_width = 0, out_height = 0;
+  std::string posted_error;
 };
 
 struct _GstCudaUpscale
@@ -257,6 +260,122 @@ gst_cuda_upscale_fixate_caps (GstBaseTransform * trans, GstPadDirection directio
   return othercaps;
 }
 
+/* ---- factor errors ---- */
+
+static gdouble
+current_factor (GstCudaUpscale * self)
+{
+  GST_OBJECT_LOCK (self);
+  const gdouble factor = self->state->factor;
+  GST_OBJECT_UNLOCK (self);
+  return factor;
+}
+
+/* Why `factor` has no output for `caps`: "factor 16 makes 65536x1024 from
+ * 4096x64: outside 1..32768" (the first structure's) when every structure
+ * has a fixed size whose image (map_size_field's) is outside the op's
+ * range; "" when the factor is not set, the caps have no structure, or one
+ * has a size range or an image in range (a failure then has another
+ * cause). */
+static std::string
+factor_misfit (gdouble factor, const GstCaps * caps)
+{
+  const int max_size = cudafx::kResizeMaxSize;
+  std::string why;
+  if (factor <= 0)
+    return why;
+  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *s = gst_caps_get_structure (caps, i);
+    gint w, h;
+    if (!gst_structure_get_int (s, "width", &w) || !gst_structure_get_int (s, "height", &h))
+      return "";
+    const long ow = std::lround (w * factor), oh = std::lround (h * factor);
+    if (ow >= 1 && ow <= max_size && oh >= 1 && oh <= max_size)
+      return "";
+    if (why.empty ()) {
+      gchar *msg = g_strdup_printf ("factor %g makes %ldx%ld from %dx%d: outside 1..%d",
+          factor, ow, oh, w, h, max_size);
+      why = msg;
+      g_free (msg);
+    }
+  }
+  return why;
+}
+
+/* Posts the negotiation error `why` (of input `caps`) unless it was the last
+ * one posted: negotiation may be retried with the same caps. */
+static void
+post_factor_error (GstCudaUpscale * self, const std::string & why, const GstCaps * caps)
+{
+  GST_OBJECT_LOCK (self);
+  const bool again = self->state->posted_error == why;
+  self->state->posted_error = why;
+  GST_OBJECT_UNLOCK (self);
+  if (again)
+    return;
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", why.c_str ()),
+      ("input caps %" GST_PTR_FORMAT, caps));
+}
+
+/* transform_caps drops an input whose image under the factor is outside the
+ * op's range, so negotiation fails without a word. Where the element is
+ * told the input size while streaming it says why instead: upstream asking
+ * with fixed sizes (a caps query; the caps of a caps event, which the pad
+ * checks with an accept-caps query before the event reaches the element)
+ * and a new factor for the current caps (submit_input_buffer, where the
+ * reconfiguration fails). Not while linking: inactive pads, nothing decided
+ * yet (a pipeline whose fixed sizes the factor cannot take does not link). */
+static gboolean
+gst_cuda_upscale_query (GstBaseTransform * trans, GstPadDirection direction,
+    GstQuery * query)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (trans);
+  if (!GST_BASE_TRANSFORM_CLASS (gst_cuda_upscale_parent_class)->query (trans, direction,
+          query))
+    return FALSE;
+  if (direction != GST_PAD_SINK || !GST_PAD_IS_ACTIVE (trans->sinkpad))
+    return TRUE;
+  GstCaps *caps = nullptr;
+  bool refused = false;
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
+    GstCaps *result = nullptr;
+    gst_query_parse_caps (query, &caps);
+    gst_query_parse_caps_result (query, &result);
+    refused = caps && result && gst_caps_is_empty (result);
+  } else if (GST_QUERY_TYPE (query) == GST_QUERY_ACCEPT_CAPS) {
+    gboolean accepted = TRUE;
+    gst_query_parse_accept_caps (query, &caps);
+    gst_query_parse_accept_caps_result (query, &accepted);
+    refused = caps && !accepted;
+  }
+  if (refused) {
+    const std::string why = factor_misfit (current_factor (self), caps);
+    if (!why.empty ())
+      post_factor_error (self, why, caps);
+  }
+  return TRUE;
+}
+
+static GstFlowReturn
+gst_cuda_upscale_submit_input_buffer (GstBaseTransform * trans, gboolean is_discont,
+    GstBuffer * input)
+{
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (trans);
+  const GstFlowReturn ret =
+      GST_BASE_TRANSFORM_CLASS (gst_cuda_upscale_parent_class)->submit_input_buffer (trans,
+      is_discont, input);
+  if (ret == GST_FLOW_NOT_NEGOTIATED) {
+    GstCaps *caps = gst_pad_get_current_caps (trans->sinkpad);
+    if (caps) {
+      const std::string why = factor_misfit (current_factor (self), caps);
+      if (!why.empty ())
+        post_factor_error (self, why, caps);
+      gst_caps_unref (caps);
+    }
+  }
+  return ret;
+}
+
 /* ---- negotiated sizes: metas and navigation ---- */
 
 static gboolean
@@ -275,6 +394,7 @@ gst_cuda_upscale_set_caps (GstBaseTransform * trans, GstCaps * incaps, GstCaps *
   st->in_height = GST_VIDEO_INFO_HEIGHT (&st->in_info);
   st->out_width = GST_VIDEO_INFO_WIDTH (&st->out_info);
   st->out_height = GST_VIDEO_INFO_HEIGHT (&st->out_info);
+  st->posted_error.clear ();
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
@@ -286,6 +406,7 @@ gst_cuda_upscale_stop (GstBaseTransform * trans)
   GST_OBJECT_LOCK (self);
   self->state->in_width = self->state->in_height = 0;
   self->state->out_width = self->state->out_height = 0;
+  self->state->posted_error.clear ();
   GST_OBJECT_UNLOCK (self);
   return GST_BASE_TRANSFORM_CLASS (gst_cuda_upscale_parent_class)->stop (trans);
 }
@@ -500,6 +621,9 @@ gst_cuda_upscale_class_init (GstCudaUpscaleClass * klass)
   static const gchar *const kept_meta_tags[] = { GST_META_TAG_VIDEO_ORIENTATION_STR, nullptr };
   filter_class->kept_meta_tags = kept_meta_tags;
   trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_cuda_upscale_fixate_caps);
+  trans_class->query = GST_DEBUG_FUNCPTR (gst_cuda_upscale_query);
+  trans_class->submit_input_buffer =
+      GST_DEBUG_FUNCPTR (gst_cuda_upscale_submit_input_buffer);
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_cuda_upscale_set_caps);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_upscale_stop);
   trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_cuda_upscale_transform_meta);

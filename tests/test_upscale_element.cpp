@@ -480,3 +480,104 @@ TEST(UpscaleElement, NavigationCoordinatesMapToTheInput) {
   gst_event_unref(nav);
   gst_harness_teardown(h);
 }
+
+// ---- a factor whose output is outside the size range ----
+
+namespace {
+
+// The message of the first error on `bus` ("" when none was posted).
+std::string pop_error(GstBus* bus) {
+  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  if (!msg)
+    return "";
+  GError* err = nullptr;
+  gst_message_parse_error(msg, &err, nullptr);
+  std::string text = err->message;
+  EXPECT_TRUE(g_error_matches(err, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION)) << text;
+  g_error_free(err);
+  gst_message_unref(msg);
+  return text;
+}
+
+// A harnessed element has no bus: give it one to read its errors from.
+GstBus* attach_bus(GstHarness* h) {
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(h->element, bus);
+  return bus;
+}
+
+}  // namespace
+
+// A factor whose output falls outside 1..32768 says so when the caps arrive.
+TEST(UpscaleElement, FactorOutOfRangeNamesTheCauseWhenCapsArrive) {
+  const ImageDesc in{PixelFormat::GRAY8, 4000, 4};
+  GstHarness* h = gst_harness_new("cudaupscale");
+  GstBus* bus = attach_bus(h);
+  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
+  g_object_set(h->element, "factor", 10.0, nullptr);
+  gst_harness_set_src_caps_str(h, caps_string(in).c_str());
+  gst_harness_set_sink_caps_str(h, "video/x-raw");
+  HostImage src(in);
+  src.fill_random(42);
+  EXPECT_EQ(gst_harness_push(h, buffer_from_image(src)), GST_FLOW_NOT_NEGOTIATED);
+  EXPECT_EQ(pop_error(bus), "factor 10 makes 40000x40 from 4000x4: outside 1..32768");
+  // Once: the retry with the next buffer posts nothing new.
+  EXPECT_EQ(gst_harness_push(h, buffer_from_image(src)), GST_FLOW_NOT_NEGOTIATED);
+  EXPECT_EQ(pop_error(bus), "");
+  gst_element_set_bus(h->element, nullptr);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+}
+
+// ... when the factor changes while playing ...
+TEST(UpscaleElement, FactorOutOfRangeNamesTheCauseWhenTheFactorChanges) {
+  const ImageDesc in{PixelFormat::GRAY8, 4000, 4};
+  GstHarness* h = gst_harness_new("cudaupscale");
+  GstBus* bus = attach_bus(h);
+  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
+  g_object_set(h->element, "factor", 4.0, nullptr);
+  gst_harness_set_src_caps_str(h, caps_string(in).c_str());
+  gst_harness_set_sink_caps_str(h, "video/x-raw");
+  HostImage src(in);
+  src.fill_random(43);
+  EXPECT_EQ(push_pull(h, src).desc().width, 16000);
+  EXPECT_EQ(pop_error(bus), "");
+  g_object_set(h->element, "factor", 10.0, nullptr);
+  EXPECT_EQ(gst_harness_push(h, buffer_from_image(src)), GST_FLOW_NOT_NEGOTIATED);
+  EXPECT_EQ(pop_error(bus), "factor 10 makes 40000x40 from 4000x4: outside 1..32768");
+  gst_element_set_bus(h->element, nullptr);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+}
+
+// ... and when upstream negotiates a fixed size with it. (With the factor on
+// the launch line the pipeline does not even link: gst_parse_launch says
+// "could not link"; set afterwards, linking succeeds and negotiation fails.)
+TEST(UpscaleElement, FactorOutOfRangeNamesTheCauseWhenUpstreamNegotiates) {
+  GError* err = nullptr;
+  GstElement* p = gst_parse_launch(
+      "videotestsrc num-buffers=1 ! video/x-raw,width=4096,height=64 ! cudaupscale name=scale "
+      "backend=cpu ! fakesink",
+      &err);
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(err, nullptr) << err->message;
+  GstElement* scale = gst_bin_get_by_name(GST_BIN(p), "scale");
+  g_object_set(scale, "factor", 16.0, nullptr);
+  gst_object_unref(scale);
+  gst_element_set_state(p, GST_STATE_PLAYING);
+  GstBus* bus = gst_element_get_bus(p);
+  GstMessage* msg = gst_bus_timed_pop_filtered(bus, 20 * GST_SECOND,
+                                               (GstMessageType)(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  ASSERT_NE(msg, nullptr);
+  ASSERT_EQ(GST_MESSAGE_TYPE(msg), GST_MESSAGE_ERROR);
+  // The first error is the element's, before upstream's not-negotiated.
+  EXPECT_EQ(GST_MESSAGE_SRC_NAME(msg), std::string("scale"));
+  GError* gerr = nullptr;
+  gst_message_parse_error(msg, &gerr, nullptr);
+  EXPECT_EQ(std::string(gerr->message), "factor 16 makes 65536x1024 from 4096x64: outside 1..32768");
+  g_error_free(gerr);
+  gst_message_unref(msg);
+  gst_object_unref(bus);
+  gst_element_set_state(p, GST_STATE_NULL);
+  gst_object_unref(p);
+}
