@@ -581,3 +581,87 @@ TEST(UpscaleElement, FactorOutOfRangeNamesTheCauseWhenUpstreamNegotiates) {
   gst_element_set_state(p, GST_STATE_NULL);
   gst_object_unref(p);
 }
+
+// ---- renegotiation and state changes ----
+
+// New input caps mid-stream (another size, then another format): every
+// frame is right for the caps it came with.
+TEST(UpscaleElement, RenegotiatesToANewSizeAndFormat) {
+  const ImageDesc steps[] = {{PixelFormat::RGBA, 64, 48},
+                             {PixelFormat::RGBA, 90, 34},
+                             {PixelFormat::I420, 90, 34},
+                             {PixelFormat::NV12, 50, 50}};
+  for (const char* backend : {"cpu", "cuda"}) {
+    if (std::string(backend) == "cuda" && !gpu_available())
+      continue;
+    GstHarness* h = gst_harness_new("cudaupscale");
+    gst_util_set_object_arg(G_OBJECT(h->element), "backend", backend);
+    gst_util_set_object_arg(G_OBJECT(h->element), "method", "nearest-neighbour");
+    g_object_set(h->element, "factor", 2.0, nullptr);
+    gst_harness_set_sink_caps_str(h, "video/x-raw");
+    int seed = 50;
+    for (const ImageDesc& d : steps) {
+      const std::string caps = caps_string(d);
+      gst_harness_set_src_caps_str(h, caps.c_str());
+      for (int frame = 0; frame < 2; frame++) {
+        HostImage src(d);
+        src.fill_random(seed++);
+        const HostImage got = push_pull(h, src);
+        ASSERT_EQ(got.desc().width, 2 * d.width) << backend << " " << caps;
+        ASSERT_EQ(got.desc().height, 2 * d.height) << backend << " " << caps;
+        EXPECT_EQ(max_abs_diff(got.view(),
+                               resize_oracle(src, got.desc(), ResizeMethod::Nearest).view()),
+                  0)
+            << backend << " " << caps << " frame " << frame;
+      }
+    }
+    gst_harness_teardown(h);
+  }
+}
+
+// NULL -> PLAYING -> NULL -> PLAYING ...: the element starts again and
+// scales as the first time.
+TEST(UpscaleElement, PlaysAgainAfterStateCycles) {
+  const ImageDesc in{PixelFormat::RGBA, 64, 48};
+  const ImageDesc out{PixelFormat::RGBA, 128, 96};
+  for (const char* backend : {"cpu", "cuda"}) {
+    if (std::string(backend) == "cuda" && !gpu_available())
+      continue;
+    const std::string line =
+        std::string("appsrc name=src format=time ! cudaupscale factor=2 "
+                    "method=nearest-neighbour backend=") +
+        backend + " ! appsink name=sink sync=false";
+    GError* err = nullptr;
+    GstElement* p = gst_parse_launch(line.c_str(), &err);
+    ASSERT_NE(p, nullptr) << line;
+    ASSERT_EQ(err, nullptr) << err->message;
+    GstElement* appsrc = gst_bin_get_by_name(GST_BIN(p), "src");
+    GstElement* appsink = gst_bin_get_by_name(GST_BIN(p), "sink");
+    GstCaps* caps = gst_caps_from_string(caps_string(in).c_str());
+    g_object_set(appsrc, "caps", caps, nullptr);
+    gst_caps_unref(caps);
+    for (int cycle = 0; cycle < 3; cycle++) {
+      ASSERT_NE(gst_element_set_state(p, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE)
+          << backend << " cycle " << cycle;
+      HostImage src(in);
+      src.fill_random(60 + cycle);
+      GstFlowReturn ret = GST_FLOW_ERROR;
+      g_signal_emit_by_name(appsrc, "push-buffer", buffer_from_image(src), &ret);
+      EXPECT_EQ(ret, GST_FLOW_OK);
+      GstSample* sample = nullptr;
+      g_signal_emit_by_name(appsink, "try-pull-sample", 20 * GST_SECOND, &sample);
+      ASSERT_NE(sample, nullptr) << backend << " cycle " << cycle;
+      HostImage got;
+      const bool mapped = image_from_buffer(gst_sample_get_buffer(sample), out, &got);
+      gst_sample_unref(sample);
+      ASSERT_TRUE(mapped) << backend << " cycle " << cycle;
+      EXPECT_EQ(max_abs_diff(got.view(), resize_oracle(src, out, ResizeMethod::Nearest).view()),
+                0)
+          << backend << " cycle " << cycle;
+      ASSERT_EQ(gst_element_set_state(p, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+    }
+    gst_object_unref(appsrc);
+    gst_object_unref(appsink);
+    gst_object_unref(p);
+  }
+}
