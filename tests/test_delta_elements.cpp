@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 
+#include "../examples/delta_receiver.hpp"
 #include "cudafx/delta.hpp"
 #include "support/clip.hpp"
 #include "support/gpu.hpp"
@@ -1069,7 +1070,8 @@ struct UdpLink {
   GstElement* sink = nullptr;  // appsink
   std::atomic<int> packets{0};
   int drop_from = -1, drop_to = -1;  // RTP packets [from, to) are lost
-  std::atomic<int> keyframes{0};     // encoded by the sender
+  std::atomic<int> keyframes{0};     // encoded by the sender(s)
+  delta_receiver::Ports ports;       // through rtpbin: RTP, RTCP and RTCP back
 };
 
 // Counts RTP packets on their way to udpsink and loses the chosen ones;
@@ -1157,36 +1159,23 @@ GstPadProbeReturn count_keyframe(GstPad*, GstPadProbeInfo* info, gpointer data) 
   return GST_PAD_PROBE_OK;
 }
 
-// Both ends through rtpbin with the AVPF profile and RTCP both ways, so that
-// the decoder's keyframe requests travel back to the encoder as RTCP PLI.
-// The encoder makes keyframes only on request (key-int-max=0).
-bool open_rtpbin_link(UdpLink* link, const ImageDesc& desc, int threshold) {
-  const int rtp = free_udp_port(), rtcp_fwd = free_udp_port(), rtcp_back = free_udp_port();
-  if (!rtp || !rtcp_fwd || !rtcp_back)
-    return false;
-  const std::string receiver =
-      "rtpbin name=rtp rtp-profile=avpf "
-      "udpsrc address=127.0.0.1 port=" + std::to_string(rtp) +
-      " caps=\"application/x-rtp,media=application,payload=96,clock-rate=90000,"
-      "encoding-name=X-GST,rtcp-fb-nack-pli=(boolean)true\" ! rtp.recv_rtp_sink_0 "
-      "rtp. ! rtpgstdepay ! cudadeltadec ! appsink name=sink sync=false max-buffers=1000 "
-      "udpsrc address=127.0.0.1 port=" + std::to_string(rtcp_fwd) + " ! rtp.recv_rtcp_sink_0 "
-      "rtp.send_rtcp_src_0 ! udpsink host=127.0.0.1 port=" + std::to_string(rtcp_back) +
-      " sync=false async=false";
+// The sender of examples/delta-sender.sh (rtpbin, AVPF, RTCP both ways)
+// with an appsrc, on the link's ports; started. The encoder makes keyframes
+// only on request (key-int-max=0). A new one is a new RTP stream (SSRC).
+bool start_rtpbin_sender(UdpLink* link, const ImageDesc& desc, int threshold) {
   const std::string sender =
       "rtpbin name=rtp rtp-profile=avpf "
       "appsrc name=src format=time caps=\"" + caps_string(desc) +
       "\" ! cudadeltaenc name=enc key-int-max=0 threshold=" + std::to_string(threshold) +
       " ! rtpgstpay config-interval=1 mtu=1400 ! rtp.send_rtp_sink_0 "
-      "rtp.send_rtp_src_0 ! udpsink name=udp host=127.0.0.1 port=" + std::to_string(rtp) +
-      " sync=false rtp.send_rtcp_src_0 ! udpsink host=127.0.0.1 port=" + std::to_string(rtcp_fwd) +
-      " sync=false async=false udpsrc address=127.0.0.1 port=" + std::to_string(rtcp_back) +
-      " ! rtp.recv_rtcp_sink_0";
-  link->receiver = gst_parse_launch(receiver.c_str(), nullptr);
+      "rtp.send_rtp_src_0 ! udpsink name=udp host=127.0.0.1 port=" +
+      std::to_string(link->ports.rtp) + " sync=false rtp.send_rtcp_src_0 ! udpsink "
+      "host=127.0.0.1 port=" + std::to_string(link->ports.rtcp) +
+      " sync=false async=false udpsrc address=127.0.0.1 port=" +
+      std::to_string(link->ports.rtcp_back) + " ! rtp.recv_rtcp_sink_0";
   link->sender = gst_parse_launch(sender.c_str(), nullptr);
-  if (!link->receiver || !link->sender)
+  if (!link->sender)
     return false;
-  link->sink = gst_bin_get_by_name(GST_BIN(link->receiver), "sink");
   link->src = gst_bin_get_by_name(GST_BIN(link->sender), "src");
   watch_rtp_packets(link);
   GstElement* enc = gst_bin_get_by_name(GST_BIN(link->sender), "enc");
@@ -1194,9 +1183,37 @@ bool open_rtpbin_link(UdpLink* link, const ImageDesc& desc, int threshold) {
   gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_keyframe, link, nullptr);
   gst_object_unref(pad);
   gst_object_unref(enc);
+  return gst_element_set_state(link->sender, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE;
+}
+
+void stop_sender(UdpLink* link) {
+  gst_element_set_state(link->sender, GST_STATE_NULL);
+  gst_object_unref(link->src);
+  gst_object_unref(link->sender);
+  link->src = link->sender = nullptr;
+}
+
+// Both ends through rtpbin with the AVPF profile and RTCP both ways, so that
+// the decoder's keyframe requests travel back to the encoder as RTCP PLI:
+// the receiver is examples/delta_receiver's pipeline (delta_receiver.hpp).
+bool open_rtpbin_link(UdpLink* link, const ImageDesc& desc, int threshold) {
+  link->ports.rtp = free_udp_port();
+  link->ports.rtcp = free_udp_port();
+  link->ports.rtcp_back = free_udp_port();
+  if (!link->ports.rtp || !link->ports.rtcp || !link->ports.rtcp_back)
+    return false;
+  GError* err = nullptr;
+  link->receiver = delta_receiver::make_pipeline(
+      "127.0.0.1", link->ports, "appsink name=sink sync=false max-buffers=1000", "127.0.0.1",
+      &err);
+  EXPECT_NE(link->receiver, nullptr) << (err ? err->message : "");
+  if (err)
+    g_error_free(err);
+  if (!link->receiver)
+    return false;
+  link->sink = gst_bin_get_by_name(GST_BIN(link->receiver), "sink");
   gst_element_set_state(link->receiver, GST_STATE_PLAYING);
-  gst_element_set_state(link->sender, GST_STATE_PLAYING);
-  return true;
+  return start_rtpbin_sender(link, desc, threshold);
 }
 
 void close_link(UdpLink* link) {
@@ -1354,5 +1371,39 @@ TEST(DeltaOverRtpbin, LossIsRepairedByAKeyframeRequestedThroughRtcpPli) {
   // loss back.
   EXPECT_GE(link.keyframes.load(), 2);
   EXPECT_TRUE(got.count(static_cast<int>(clip.size()) - 1)) << "the stream never recovered";
+  close_link(&link);
+}
+
+// The sender stops and a new one (a new RTP stream, SSRC) starts on the same
+// ports: examples/delta_receiver links the new stream in place of the old
+// and goes on producing frames within the threshold (a gst-launch receiver
+// stops with not-linked).
+TEST(DeltaOverRtpbin, ReceiverFollowsARestartedSender) {
+  const ImageDesc desc{PixelFormat::I420, 320, 240};
+  const auto clip = make_clip(desc, 40, 16, true);
+  const int restart = 20;
+  UdpLink link;
+  ASSERT_TRUE(open_rtpbin_link(&link, desc, 4));
+  const auto got = run_link(&link, clip, desc, [&](int n) {
+    if (n != restart)
+      return;
+    stop_sender(&link);
+    ASSERT_TRUE(start_rtpbin_sender(&link, desc, 4));
+  });
+  for (const auto& [n, img] : got)
+    EXPECT_LE(max_abs_diff(img.view(), clip[n].view()), 4) << "frame " << n;
+  std::string missing;
+  for (int n = 0; n < static_cast<int>(clip.size()); n++)
+    if (!got.count(n))
+      missing += std::to_string(n) + " ";
+  // Loopback loses nothing: every frame of both senders, the second's from
+  // its first, a keyframe.
+  EXPECT_EQ(missing, "") << "frames missing";
+  EXPECT_EQ(delta_receiver::ssrc_pads(link.receiver), 2);
+  EXPECT_GE(link.keyframes.load(), 2);
+  GstMessage* error = gst_bus_pop_filtered(GST_ELEMENT_BUS(link.receiver), GST_MESSAGE_ERROR);
+  EXPECT_EQ(error, nullptr) << "the receiver posted an error";
+  if (error)
+    gst_message_unref(error);
   close_link(&link);
 }
