@@ -817,8 +817,11 @@ namespace {
 
 // The packets `pipeline` (ending in cudadeltaenc) makes of `clip`, pushed as
 // system memory.
-std::vector<std::vector<uint8_t>> encode_clip(const std::string& pipeline,
-                                              const std::vector<HostImage>& clip) {
+// `check`, when given, looks at the harness's bin once every frame went
+// through.
+std::vector<std::vector<uint8_t>> encode_clip(
+    const std::string& pipeline, const std::vector<HostImage>& clip,
+    const std::function<void(GstElement*)>& check = nullptr) {
   std::vector<std::vector<uint8_t>> packets;
   GstHarness* h = gst_harness_new_parse(pipeline.c_str());
   gst_harness_set_src_caps_str(h, caps_string(clip[0].desc()).c_str());
@@ -835,8 +838,40 @@ std::vector<std::vector<uint8_t>> encode_clip(const std::string& pipeline,
     gst_buffer_unmap(out, &map);
     gst_buffer_unref(out);
   }
+  if (check)
+    check(h->element);
   gst_harness_teardown(h);
   return packets;
+}
+
+// The current caps of pad `pad` of element `name` in `bin`, "" if none.
+std::string current_caps(GstElement* bin, const char* name, const char* pad) {
+  GstElement* e = gst_bin_get_by_name(GST_BIN(bin), name);
+  if (!e)
+    return "";
+  GstPad* p = gst_element_get_static_pad(e, pad);
+  GstCaps* caps = p ? gst_pad_get_current_caps(p) : nullptr;
+  std::string text;
+  if (caps) {
+    gchar* c = gst_caps_to_string(caps);
+    text = c;
+    g_free(c);
+    gst_caps_unref(caps);
+  }
+  if (p)
+    gst_object_unref(p);
+  gst_object_unref(e);
+  return text;
+}
+
+// Expects memory:CUDAMemory negotiated on the link from `from`'s src pad to
+// `to`'s sink pad in `bin` (both pads' current caps).
+void expect_cuda_memory_between(GstElement* bin, const char* from, const char* to) {
+  for (const auto& [name, pad] : {std::pair<const char*, const char*>{from, "src"}, {to, "sink"}}) {
+    const std::string caps = current_caps(bin, name, pad);
+    EXPECT_EQ(caps.rfind("video/x-raw(memory:CUDAMemory)", 0), 0u)
+        << name << "." << pad << " negotiated \"" << caps << "\"";
+  }
 }
 
 }  // namespace
@@ -867,15 +902,18 @@ INSTANTIATE_TEST_SUITE_P(Formats, DeltaEncoderBackends, formats_and_thresholds(0
 // context) are encoded in place, to the same bytes.
 TEST(DeltaEncoderMemory, CudaMemoryInputGivesTheSameBytes) {
   SKIP_WITHOUT_GPU();
-  if (!have_element("cudaupload"))
-    GTEST_SKIP() << "nvcodec's cudaupload is not available";
+  SKIP_UNLESS_GPU_READY(have_element("cudaupload"), "nvcodec's cudaupload is not available");
   for (PixelFormat f : {PixelFormat::NV12, PixelFormat::RGBA}) {
     const auto clip = make_clip({f, 333, 211}, 8, 22);
     const auto cpu = encode_clip("cudadeltaenc backend=cpu threshold=3", clip);
     const auto cuda = encode_clip(
-        "cudaupload ! capsfilter caps=video/x-raw(memory:CUDAMemory) ! cudadeltaenc "
-        "backend=cuda threshold=3",
-        clip);
+        "cudaupload name=up ! capsfilter name=cf caps=video/x-raw(memory:CUDAMemory) ! "
+        "cudadeltaenc name=enc backend=cuda threshold=3",
+        clip, [](GstElement* bin) {
+          // the frames really came in CUDA memory
+          expect_cuda_memory_between(bin, "up", "cf");
+          expect_cuda_memory_between(bin, "cf", "enc");
+        });
     ASSERT_EQ(cuda.size(), clip.size());
     for (size_t n = 0; n < clip.size(); n++)
       EXPECT_TRUE(cpu[n] == cuda[n]) << format_info(f).name << " frame " << n;
@@ -887,7 +925,7 @@ TEST(DeltaEncoderMemory, CudaMemoryInputGivesTheSameBytes) {
 TEST(DeltaEncoderMemory, ProposesPinnedMemoryOnTheCudaBackend) {
   const ImageDesc desc{PixelFormat::I420, 320, 240};
   for (const bool cuda : {false, true}) {
-    if (cuda && !gpu_available())
+    if (cuda && !gpu_part_runs())
       continue;
     GstHarness* h = gst_harness_new_parse(cuda ? "cudadeltaenc backend=cuda"
                                                : "cudadeltaenc backend=cpu");
@@ -961,9 +999,12 @@ std::vector<std::vector<uint8_t>> stream_of(const std::vector<HostImage>& clip, 
 
 // The frames `pipeline` (starting with cudadeltadec) outputs for `packets`,
 // in system memory; null images for packets that gave none.
+// `check`, when given, looks at the harness's bin once every packet went
+// through.
 std::vector<HostImage> decode_stream(const std::string& pipeline, const ImageDesc& desc,
                                      const std::vector<std::vector<uint8_t>>& packets,
-                                     std::string* memory_type = nullptr) {
+                                     std::string* memory_type = nullptr,
+                                     const std::function<void(GstElement*)>& check = nullptr) {
   std::vector<HostImage> frames;
   GstHarness* h = gst_harness_new_parse(pipeline.c_str());
   gst_harness_set_caps_str(h, stream_caps(desc).c_str(), caps_string(desc).c_str());
@@ -980,6 +1021,8 @@ std::vector<HostImage> decode_stream(const std::string& pipeline, const ImageDes
     }
     frames.push_back(std::move(img));
   }
+  if (check)
+    check(h->element);
   gst_harness_teardown(h);
   return frames;
 }
@@ -1023,29 +1066,16 @@ INSTANTIATE_TEST_SUITE_P(Formats, DeltaDecoderBackends, formats_and_thresholds(0
 // CUDA memory and are the same.
 TEST(DeltaDecoderMemory, CudaMemoryOutGivesTheSameFrames) {
   SKIP_WITHOUT_GPU();
-  if (!have_element("cudadownload"))
-    GTEST_SKIP() << "nvcodec's cudadownload is not available";
+  SKIP_UNLESS_GPU_READY(have_element("cudadownload"), "nvcodec's cudadownload is not available");
   for (PixelFormat f : {PixelFormat::NV12, PixelFormat::RGBA}) {
     const ImageDesc desc{f, 333, 211};
     const auto packets = stream_of(make_clip(desc, 12, 24), 3);
     const auto cpu = decode_stream("cudadeltadec backend=cpu", desc, packets);
-    GstHarness* probe = gst_harness_new_parse("cudadeltadec name=d backend=cuda ! cudadownload");
-    gst_harness_set_caps_str(probe, stream_caps(desc).c_str(), caps_string(desc).c_str());
-    GstBuffer* b = gst_buffer_new_memdup(packets[0].data(), packets[0].size());
-    ASSERT_EQ(gst_harness_push(probe, b), GST_FLOW_OK);
-    gst_buffer_unref(gst_harness_pull(probe));
-    GstElement* dec = gst_bin_get_by_name(GST_BIN(probe->element), "d");
-    GstPad* src = gst_element_get_static_pad(dec, "src");
-    GstCaps* caps = gst_pad_get_current_caps(src);
-    ASSERT_NE(caps, nullptr);
-    EXPECT_TRUE(gst_caps_features_contains(gst_caps_get_features(caps, 0), "memory:CUDAMemory"))
-        << gst_caps_to_string(caps);
-    gst_caps_unref(caps);
-    gst_object_unref(src);
-    gst_object_unref(dec);
-    gst_harness_teardown(probe);
-    expect_same_frames(cpu, decode_stream("cudadeltadec backend=cuda ! cudadownload", desc,
-                                          packets));
+    const auto cuda = decode_stream("cudadeltadec name=dec backend=cuda ! cudadownload name=down",
+                                    desc, packets, nullptr, [](GstElement* bin) {
+                                      expect_cuda_memory_between(bin, "dec", "down");
+                                    });
+    expect_same_frames(cpu, cuda);
   }
 }
 
@@ -1057,6 +1087,47 @@ TEST(DeltaDecoderMemory, CudaBackendWithoutDeviceFailsWithClearError) {
       "videotestsrc num-buffers=2 ! video/x-raw,format=I420 ! cudadeltaenc backend=cpu ! "
       "cudadeltadec backend=cuda ! fakesink");
   EXPECT_EQ(text.rfind("backend=cuda but no usable CUDA device: ", 0), 0u) << text;
+}
+
+// backend=auto (the default) without a usable device: both elements run on
+// the CPU and say so, once each, with a warning naming the cause.
+TEST(DeltaCodecBackend, AutoWithoutDeviceWarnsAndRunsOnTheCpu) {
+  if (gpu_available())
+    GTEST_SKIP() << "a CUDA device is present: nothing to fall back from";
+  GstElement* p = gst_parse_launch(
+      "videotestsrc num-buffers=3 ! video/x-raw,format=I420,width=64,height=48 ! "
+      "cudadeltaenc name=enc ! cudadeltadec name=dec ! fakesink",
+      nullptr);
+  ASSERT_NE(p, nullptr);
+  GstBus* bus = gst_element_get_bus(p);
+  gst_element_set_state(p, GST_STATE_PLAYING);
+  std::map<std::string, std::vector<std::string>> warnings;
+  for (;;) {
+    GstMessage* m = gst_bus_timed_pop_filtered(
+        bus, 10 * GST_SECOND,  // a guard: the pipeline takes milliseconds
+        static_cast<GstMessageType>(GST_MESSAGE_WARNING | GST_MESSAGE_ERROR | GST_MESSAGE_EOS));
+    ASSERT_NE(m, nullptr) << "neither EOS nor an error";
+    const GstMessageType type = GST_MESSAGE_TYPE(m);
+    if (type == GST_MESSAGE_WARNING) {
+      GError* err = nullptr;
+      gst_message_parse_warning(m, &err, nullptr);
+      warnings[GST_OBJECT_NAME(GST_MESSAGE_SRC(m))].push_back(err->message);
+      g_error_free(err);
+    }
+    EXPECT_NE(type, GST_MESSAGE_ERROR);
+    gst_message_unref(m);
+    if (type != GST_MESSAGE_WARNING)
+      break;
+  }
+  gst_element_set_state(p, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(p);
+  EXPECT_EQ(warnings.size(), 2u);
+  for (const char* name : {"enc", "dec"}) {
+    ASSERT_EQ(warnings[name].size(), 1u) << name;
+    EXPECT_EQ(warnings[name][0].rfind("No usable CUDA device, running on the CPU: ", 0), 0u)
+        << name << ": " << warnings[name][0];
+  }
 }
 
 // ---- over RTP/UDP on 127.0.0.1 ----
