@@ -920,6 +920,43 @@ TEST(DeltaEncoderMemory, CudaMemoryInputGivesTheSameBytes) {
   }
 }
 
+// A buffer whose GstVideoMeta puts a plane past the buffer's end is refused
+// with an error naming the cause (never read out of bounds), on either
+// backend.
+TEST(DeltaEncoderMemory, PlanePastTheBufferEndIsAnErrorNamingIt) {
+  for (const bool cuda : {false, true}) {
+    if (cuda && !gpu_part_runs())
+      continue;
+    GstHarness* h = gst_harness_new_parse(cuda ? "cudadeltaenc backend=cuda"
+                                               : "cudadeltaenc backend=cpu");
+    GstBus* bus = gst_bus_new();
+    gst_element_set_bus(h->element, bus);
+    gst_harness_set_src_caps_str(h, caps_string({PixelFormat::I420, 64, 48}).c_str());
+    // I420 64x48 is 4608 bytes: Y 64x48 at 0, U 32x24 at 3072, V 32x24 at
+    // 3840; the meta puts V at 3900, so it would end at 4668.
+    GstBuffer* b = gst_buffer_new_allocate(nullptr, 4608, nullptr);
+    gst_buffer_memset(b, 0, 0x80, 4608);
+    gsize offset[GST_VIDEO_MAX_PLANES] = {0, 3072, 3900, 0};
+    gint stride[GST_VIDEO_MAX_PLANES] = {64, 32, 32, 0};
+    gst_buffer_add_video_meta_full(b, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_I420, 64, 48,
+                                   3, offset, stride);
+    GST_BUFFER_PTS(b) = 0;
+    EXPECT_EQ(gst_harness_push(h, b), GST_FLOW_ERROR) << (cuda ? "cuda" : "cpu");
+    EXPECT_EQ(gst_harness_buffers_received(h), 0u);
+    GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    ASSERT_NE(m, nullptr) << (cuda ? "cuda" : "cpu");
+    GError* err = nullptr;
+    gst_message_parse_error(m, &err, nullptr);
+    EXPECT_STREQ(err->message,
+                 "video meta plane 2 ends at byte 4668, past the end of the 4608-byte buffer");
+    g_error_free(err);
+    gst_message_unref(m);
+    gst_harness_teardown(h);
+    gst_bus_set_flushing(bus, TRUE);
+    gst_object_unref(bus);
+  }
+}
+
 // Upstream is offered pinned memory on the CUDA backend (its frames are
 // copied to the device), a plain video pool on the CPU backend.
 TEST(DeltaEncoderMemory, ProposesPinnedMemoryOnTheCudaBackend) {
