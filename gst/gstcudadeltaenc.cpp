@@ -41,7 +41,7 @@
  * gst-launch-1.0 videotestsrc num-buffers=100 ! cudadeltaenc threshold=0 ! cudadeltadec ! videoconvert ! autovideosink
  * ]| A lossless round trip in one pipeline.
  * |[
- * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12,width=3840,height=2160 ! cudaupload ! cudadeltaenc backend=cuda threshold=4 ! rtpgstpay ! udpsink host=127.0.0.1 port=5004
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12,width=3840,height=2160 ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! cudadeltaenc backend=cuda threshold=4 ! rtpgstpay ! udpsink host=127.0.0.1 port=5004
  * ]| Frames already in CUDA memory, encoded on the GPU.
  */
 #include "gstcudadeltaenc.h"

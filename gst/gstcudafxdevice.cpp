@@ -344,12 +344,14 @@ gst_cuda_fx_check_frame_layout (const GstVideoInfo * info, GstBuffer * buffer)
       return cudafx::Status::invalid ("video meta plane " + std::to_string (i) + " stride " +
           std::to_string (stride) + " is smaller than its row of " + std::to_string (row) +
           " bytes");
-    /* offset + the last row's end, in 64 bits: the fields are a sender's */
-    const unsigned long long end = static_cast < unsigned long long > (meta->offset[i]) +
-        static_cast < unsigned long long > (stride) * (rows - 1) + row;
-    if (end > size)
+    /* offset + the last row's end, without overflow: the fields are a
+     * sender's */
+    const gsize offset = meta->offset[i];
+    const unsigned long long span = static_cast < unsigned long long > (stride) * (rows - 1) + row;
+    if (offset > size || span > size - offset)
       return cudafx::Status::invalid ("video meta plane " + std::to_string (i) + " ends at byte " +
-          std::to_string (end) + ", past the end of the " + std::to_string (size) +
+          std::to_string (static_cast < unsigned long long > (offset) + span) +
+          ", past the end of the " + std::to_string (size) +
           "-byte buffer");
   }
   return cudafx::Status::ok ();

@@ -211,6 +211,46 @@ gst_cuda_fx_filter_transform_caps (GstBaseTransform * trans,
   return result;
 }
 
+/* Downstream may list system memory first although it takes CUDA memory as
+ * well (nvcodec's cudadownload does): the output keeps the input's memory
+ * whenever downstream accepts it, so a chain stays on the GPU (or in host
+ * memory) instead of copying at every element. Takes `othercaps`. */
+static GstCaps *
+input_memory_first (GstCaps * caps, GstCaps * othercaps)
+{
+  const gboolean in_cuda = gst_cuda_fx_caps_are_cuda (caps);
+  GstCaps *first = gst_caps_new_empty ();
+  GstCaps *rest = gst_caps_new_empty ();
+  for (guint i = 0; i < gst_caps_get_size (othercaps); i++) {
+    GstCapsFeatures *f = gst_caps_get_features (othercaps, i);
+#if HAVE_GSTCUDA
+    const gboolean cuda = f && gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+#else
+    const gboolean cuda = FALSE;
+#endif
+    gst_caps_append_structure_full (cuda == in_cuda ? first : rest,
+        gst_structure_copy (gst_caps_get_structure (othercaps, i)),
+        f ? gst_caps_features_copy (f) : nullptr);
+  }
+  gst_caps_unref (othercaps);
+  gst_caps_append (first, rest);
+  return first;
+}
+
+static GstCaps *
+gst_cuda_fx_filter_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
+    GstCaps * caps, GstCaps * othercaps)
+{
+  GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
+  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
+  othercaps = input_memory_first (caps, othercaps);
+  GST_DEBUG_OBJECT (self, "fixating %" GST_PTR_FORMAT, othercaps);
+  if (klass->fixate_video_caps)
+    return klass->fixate_video_caps (self, direction, caps, othercaps);
+  return GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->fixate_caps (trans,
+      direction, caps, othercaps);
+}
+
 /* ---- context ---- */
 
 static void
@@ -502,6 +542,8 @@ flow_error (GstCudaFxFilter * self, const char *what, const cudafx::Status & s)
 static void
 gst_cuda_fx_filter_before_transform (GstBaseTransform * trans, GstBuffer * buffer)
 {
+  if (trans->segment.format != GST_FORMAT_TIME)
+    return;
   const GstClockTime stream_time = gst_segment_to_stream_time (&trans->segment,
       GST_FORMAT_TIME, GST_BUFFER_PTS (buffer));
   if (GST_CLOCK_TIME_IS_VALID (stream_time))
@@ -705,6 +747,7 @@ gst_cuda_fx_filter_class_init (GstCudaFxFilterClass * klass)
 
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_transform_caps);
+  trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_fixate_caps);
   trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_stop);
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_set_caps);

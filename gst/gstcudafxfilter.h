@@ -91,10 +91,15 @@ struct _GstCudaFxFilterClass
    * `direction`. Not set: the same caps (a filter that keeps format and
    * size). A scaler frees width and height here, a filter with other
    * formats on its src pad frees the format (gst_cuda_fx_caps_free_format);
-   * it then also implements GstBaseTransform's fixate_caps where the
-   * default choice is not right. Returns a new reference. */
+   * it then also implements fixate_video_caps where the default choice is
+   * not right. Returns a new reference. */
   GstCaps *(*transform_video_caps) (GstCudaFxFilter * self,
       GstPadDirection direction, GstCaps * caps);
+  /* Optional: GstBaseTransform's fixate_caps for the video fields, called
+   * with `othercaps` already ordered so that the input's memory comes first
+   * (takes `othercaps`, returns the fixated caps). Not set: the default. */
+  GstCaps *(*fixate_video_caps) (GstCudaFxFilter * self, GstPadDirection direction,
+      GstCaps * caps, GstCaps * othercaps);
   /* TRUE: in TRANSFORM mode buffers pass through untouched when both pads
    * have the same video info (format, size, ...) in the same memory, even
    * where the caps differ in fields that do not change pixels. */

@@ -21,7 +21,7 @@
  * gst-launch-1.0 videotestsrc ! video/x-raw,format=RGBA ! cudagaussian sigma=3 ! videoconvert ! autovideosink
  * ]| Blurs in system memory (CUDA when a device is usable, else the CPU).
  * |[
- * gst-launch-1.0 videotestsrc ! cudaupload ! cudagaussian sigma=1.1 kernel-size=5 ! cudadownload ! videoconvert ! autovideosink
+ * gst-launch-1.0 videotestsrc ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! cudagaussian sigma=1.1 kernel-size=5 ! cudadownload ! videoconvert ! autovideosink
  * ]| Blurs frames that stay in CUDA memory between cudaupload and cudadownload.
  * |[
  * gst-launch-1.0 filesrc location=photo.jpg ! jpegdec ! videoconvert ! cudagaussian sigma=8 border-mode=reflect-101 backend=cpu ! videoconvert ! pngenc ! filesink location=blurred.png

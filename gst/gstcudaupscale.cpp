@@ -28,7 +28,7 @@
  * ]| Doubles a camera's frames in each direction, the method of the
  * "Parallelized Nearest Neighbor Upscaler" report.
  * |[
- * gst-launch-1.0 videotestsrc ! cudaupload ! cudaupscale ! video/x-raw(memory:CUDAMemory),width=1280,height=720 ! cudadownload ! autovideosink
+ * gst-launch-1.0 videotestsrc ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! cudaupscale ! "video/x-raw(memory:CUDAMemory),width=1280,height=720" ! cudadownload ! autovideosink
  * ]| Scales frames that stay in CUDA memory.
  */
 #include "gstcudaupscale.h"
@@ -246,10 +246,10 @@ fixate_to_dar (GstCudaUpscale * self, GstStructure * ins, GstStructure * outs)
 }
 
 static GstCaps *
-gst_cuda_upscale_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
+gst_cuda_upscale_fixate_caps (GstCudaFxFilter * filter, GstPadDirection direction,
     GstCaps * caps, GstCaps * othercaps)
 {
-  GstCudaUpscale *self = GST_CUDA_UPSCALE (trans);
+  GstCudaUpscale *self = GST_CUDA_UPSCALE (filter);
   othercaps = gst_caps_truncate (othercaps);
   othercaps = gst_caps_make_writable (othercaps);
   fixate_to_dar (self, gst_caps_get_structure (caps, 0),
@@ -620,7 +620,7 @@ gst_cuda_upscale_class_init (GstCudaUpscaleClass * klass)
   /* Region metas are scaled (transform_meta); orientation holds at any size. */
   static const gchar *const kept_meta_tags[] = { GST_META_TAG_VIDEO_ORIENTATION_STR, nullptr };
   filter_class->kept_meta_tags = kept_meta_tags;
-  trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_cuda_upscale_fixate_caps);
+  filter_class->fixate_video_caps = GST_DEBUG_FUNCPTR (gst_cuda_upscale_fixate_caps);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_cuda_upscale_query);
   trans_class->submit_input_buffer =
       GST_DEBUG_FUNCPTR (gst_cuda_upscale_submit_input_buffer);

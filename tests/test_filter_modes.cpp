@@ -313,7 +313,7 @@ TEST(FilterModes, AnalysisOfCudaMemoryStaysOnTheDevice) {
   GError* err = nullptr;
   GstElement* p = gst_parse_launch(
       "videotestsrc num-buffers=3 pattern=ball ! video/x-raw,format=RGBA,width=96,height=64 ! "
-      "cudaupload ! cudafxtestfilter name=f backend=cuda op-mode=analysis ! "
+      "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudafxtestfilter name=f backend=cuda op-mode=analysis ! "
       "cudadownload ! video/x-raw,format=RGBA ! appsink name=out sync=false",
       &err);
   ASSERT_NE(p, nullptr) << (err ? err->message : "");

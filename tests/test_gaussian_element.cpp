@@ -428,17 +428,17 @@ TEST_P(ElementCudaMemory, MatchesCpuBackend) {
 }
 
 const Chain kChains[] = {
-    {"CudaToCuda", "cudaupload ! cudagaussian name=g0 sigma=2.5 backend=cuda ! cudadownload",
+    {"CudaToCuda", "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudagaussian name=g0 sigma=2.5 backend=cuda ! cudadownload",
      "cudagaussian sigma=2.5 backend=cpu", "CC"},
     {"CudaToSystem",
-     "cudaupload ! cudagaussian name=g0 sigma=2.5 backend=cuda ! capsfilter caps=video/x-raw",
+     "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudagaussian name=g0 sigma=2.5 backend=cuda ! capsfilter caps=video/x-raw",
      "cudagaussian sigma=2.5 backend=cpu", "CS"},
     {"SystemToCuda",
      "cudagaussian name=g0 sigma=2.5 backend=cuda ! "
      "capsfilter caps=video/x-raw(memory:CUDAMemory) ! cudadownload",
      "cudagaussian sigma=2.5 backend=cpu", "SC"},
     {"TwoInCuda",
-     "cudaupload ! cudagaussian name=g0 sigma=1.0 backend=cuda ! "
+     "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudagaussian name=g0 sigma=1.0 backend=cuda ! "
      "cudagaussian name=g1 sigma=2.0 backend=cuda ! cudadownload",
      "cudagaussian sigma=1.0 backend=cpu ! cudagaussian sigma=2.0 backend=cpu", "CCCC"},
 };

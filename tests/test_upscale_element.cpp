@@ -343,10 +343,10 @@ TEST_P(UpscaleCudaMemory, MatchesCpuBackend) {
 
 const Chain kChains[] = {
     {"CudaToCuda",
-     "cudaupload ! cudaupscale method=bicubic backend=cuda ! "
+     "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudaupscale method=bicubic backend=cuda ! "
      "capsfilter caps=video/x-raw(memory:CUDAMemory),width=1000,height=634 ! cudadownload"},
     {"CudaToSystem",
-     "cudaupload ! cudaupscale method=bicubic backend=cuda ! "
+     "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudaupscale method=bicubic backend=cuda ! "
      "capsfilter caps=video/x-raw,width=1000,height=634"},
     {"SystemToCuda",
      "cudaupscale method=bicubic backend=cuda ! "
