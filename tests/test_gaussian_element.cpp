@@ -326,42 +326,6 @@ TEST(Element, CudaBackendOutputsPinnedMemory) {
   gst_harness_teardown(h);
 }
 
-namespace {
-
-// 'C' when the pad's current caps have memory:CUDAMemory, 'S' for system
-// memory, '?' when nothing is negotiated.
-char pad_memory(GstElement* e, const char* pad_name) {
-  GstPad* pad = gst_element_get_static_pad(e, pad_name);
-  GstCaps* caps = pad ? gst_pad_get_current_caps(pad) : nullptr;
-  char m = '?';
-  if (caps && gst_caps_get_size(caps) > 0)
-    m = gst_caps_features_contains(gst_caps_get_features(caps, 0), "memory:CUDAMemory") ? 'C'
-                                                                                          : 'S';
-  if (caps)
-    gst_caps_unref(caps);
-  if (pad)
-    gst_object_unref(pad);
-  return m;
-}
-
-// The memory negotiated around the elements named g0, g1, ... of a parsed
-// harness, sink then src pad each: "CS" is CUDA memory in, system memory
-// out.
-std::string negotiated_memory(GstHarness* h) {
-  std::string m;
-  for (int i = 0;; i++) {
-    GstElement* e = gst_bin_get_by_name(GST_BIN(h->element), ("g" + std::to_string(i)).c_str());
-    if (!e)
-      break;
-    m += pad_memory(e, "sink");
-    m += pad_memory(e, "src");
-    gst_object_unref(e);
-  }
-  return m;
-}
-
-}  // namespace
-
 // When downstream takes either memory, the output stays in the input's.
 TEST(Element, OutputKeepsTheInputsMemoryType) {
   SKIP_WITHOUT_GPU();

@@ -316,14 +316,16 @@ TEST(UpscaleElement, CapsChangeToAnUnacceptableFormatIsNotNegotiated) {
 struct Chain {
   const char* name;
   const char* pipeline;
+  // what negotiated_memory must find around the cudaupscale (named g0)
+  const char* memory;
 };
 
 class UpscaleCudaMemory : public ::testing::TestWithParam<Chain> {};
 
 TEST_P(UpscaleCudaMemory, MatchesCpuBackend) {
   SKIP_WITHOUT_GPU();
-  if (!have_element("cudaupload") || !have_element("cudadownload"))
-    GTEST_SKIP() << "nvcodec's cudaupload/cudadownload are not available";
+  SKIP_UNLESS_GPU_READY(have_element("cudaupload") && have_element("cudadownload"),
+                        "nvcodec's cudaupload/cudadownload are not available");
   const ImageDesc in{PixelFormat::NV12, 333, 211};
   HostImage src(in);
   src.fill_random(31);
@@ -337,20 +339,25 @@ TEST_P(UpscaleCudaMemory, MatchesCpuBackend) {
   gst_harness_set_sink_caps_str(h, out.c_str());
   const HostImage got = push_pull(h, src, 7);
   ASSERT_EQ(got.desc().width, 1000);
+  EXPECT_EQ(negotiated_memory(h), GetParam().memory) << GetParam().pipeline;
   EXPECT_TRUE(bytes_equal(got.view(), want.view())) << GetParam().pipeline;
   gst_harness_teardown(h);
 }
 
 const Chain kChains[] = {
     {"CudaToCuda",
-     "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudaupscale method=bicubic backend=cuda ! "
-     "capsfilter caps=video/x-raw(memory:CUDAMemory),width=1000,height=634 ! cudadownload"},
+     "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudaupscale name=g0 method=bicubic "
+     "backend=cuda ! capsfilter caps=video/x-raw(memory:CUDAMemory),width=1000,height=634 ! "
+     "cudadownload",
+     "CC"},
     {"CudaToSystem",
-     "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudaupscale method=bicubic backend=cuda ! "
-     "capsfilter caps=video/x-raw,width=1000,height=634"},
+     "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudaupscale name=g0 method=bicubic "
+     "backend=cuda ! capsfilter caps=video/x-raw,width=1000,height=634",
+     "CS"},
     {"SystemToCuda",
-     "cudaupscale method=bicubic backend=cuda ! "
-     "capsfilter caps=video/x-raw(memory:CUDAMemory),width=1000,height=634 ! cudadownload"},
+     "cudaupscale name=g0 method=bicubic backend=cuda ! "
+     "capsfilter caps=video/x-raw(memory:CUDAMemory),width=1000,height=634 ! cudadownload",
+     "SC"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Chains, UpscaleCudaMemory, ::testing::ValuesIn(kChains),

@@ -60,4 +60,31 @@ std::string start_error(const std::string& pipeline) {
   return text;
 }
 
+char pad_memory(GstElement* e, const char* pad_name) {
+  GstPad* pad = gst_element_get_static_pad(e, pad_name);
+  GstCaps* caps = pad ? gst_pad_get_current_caps(pad) : nullptr;
+  char m = '?';
+  if (caps && gst_caps_get_size(caps) > 0)
+    m = gst_caps_features_contains(gst_caps_get_features(caps, 0), "memory:CUDAMemory") ? 'C'
+                                                                                          : 'S';
+  if (caps)
+    gst_caps_unref(caps);
+  if (pad)
+    gst_object_unref(pad);
+  return m;
+}
+
+std::string negotiated_memory(GstHarness* h) {
+  std::string m;
+  for (int i = 0;; i++) {
+    GstElement* e = gst_bin_get_by_name(GST_BIN(h->element), ("g" + std::to_string(i)).c_str());
+    if (!e)
+      break;
+    m += pad_memory(e, "sink");
+    m += pad_memory(e, "src");
+    gst_object_unref(e);
+  }
+  return m;
+}
+
 }  // namespace testing_support

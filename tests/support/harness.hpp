@@ -22,4 +22,14 @@ HostImage push_pull(GstHarness* h, const HostImage& img, size_t pad = 0);
 // none within ten seconds; a test failure either way).
 std::string start_error(const std::string& pipeline);
 
+// 'C' when the current caps of `e`'s pad `pad_name` have memory:CUDAMemory,
+// 'S' for system memory, '?' when nothing is negotiated.
+char pad_memory(GstElement* e, const char* pad_name);
+
+// The memory negotiated around the elements named g0, g1, ... of a parsed
+// harness, sink then src pad each: "CS" is CUDA memory in, system memory
+// out. Chains that are meant to stay on the GPU assert it: a chain that fell
+// back to system memory still gives the right pixels.
+std::string negotiated_memory(GstHarness* h);
+
 }  // namespace testing_support
