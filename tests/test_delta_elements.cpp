@@ -58,6 +58,17 @@ GstBuffer* timed_buffer(const HostImage& img, int n, int fps = 30) {
   return b;
 }
 
+// True when a force-key-unit event went upstream out of the harness since
+// the last call (the other upstream events are dropped).
+bool keyframe_requested(GstHarness* h) {
+  bool asked = false;
+  while (GstEvent* e = gst_harness_try_pull_upstream_event(h)) {
+    asked |= gst_video_event_is_force_key_unit(e);
+    gst_event_unref(e);
+  }
+  return asked;
+}
+
 // The delta stream's caps for frames of `d`.
 std::string stream_caps(const ImageDesc& d) {
   return std::string("video/x-cudafx-delta,version=3,format=") + format_info(d.format).name +
@@ -268,12 +279,7 @@ TEST(DeltaElements, DecoderDropsDamagedFramesAndAsksForAKeyframe) {
   EXPECT_EQ(push(packets[3], 3), GST_FLOW_OK);
   EXPECT_EQ(gst_harness_buffers_received(h), 1u);
   // A keyframe request went upstream.
-  bool asked = false;
-  while (GstEvent* e = gst_harness_try_pull_upstream_event(h)) {
-    asked |= gst_video_event_is_force_key_unit(e);
-    gst_event_unref(e);
-  }
-  EXPECT_TRUE(asked);
+  EXPECT_TRUE(keyframe_requested(h));
   ASSERT_EQ(push(packets[4], 4), GST_FLOW_OK);  // the keyframe resynchronises
   ASSERT_EQ(gst_harness_buffers_received(h), 2u);
   GstBuffer* out = nullptr;
@@ -457,12 +463,7 @@ TEST(DeltaDecoderErrors, LossFollowedByAKeyframeRecoversWithoutAnError) {
   EXPECT_EQ(d.push(packets[4]), GST_FLOW_OK);  // still waiting
   EXPECT_EQ(d.push(packets[5], true), GST_FLOW_OK);  // a DISCONT
   EXPECT_EQ(gst_harness_buffers_received(d.h), 2u);
-  bool asked = false;
-  while (GstEvent* e = gst_harness_try_pull_upstream_event(d.h)) {
-    asked |= gst_video_event_is_force_key_unit(e);
-    gst_event_unref(e);
-  }
-  EXPECT_TRUE(asked);
+  EXPECT_TRUE(keyframe_requested(d.h));
   ASSERT_EQ(d.push(packets[6]), GST_FLOW_OK);
   ASSERT_EQ(d.push(packets[7]), GST_FLOW_OK);
   EXPECT_EQ(gst_harness_buffers_received(d.h), 4u);
@@ -714,12 +715,7 @@ TEST(DeltaCodecStream, DecoderWaitsForAKeyframeAfterAFlush) {
     gst_event_unref(e);
   ASSERT_EQ(d.push(packets[2]), GST_FLOW_OK);  // the counter follows, but after a flush
   EXPECT_EQ(gst_harness_buffers_received(d.h), 2u);
-  bool asked = false;
-  while (GstEvent* e = gst_harness_try_pull_upstream_event(d.h)) {
-    asked |= gst_video_event_is_force_key_unit(e);
-    gst_event_unref(e);
-  }
-  EXPECT_TRUE(asked);
+  EXPECT_TRUE(keyframe_requested(d.h));
   ASSERT_EQ(d.push(packets[3]), GST_FLOW_OK);
   ASSERT_EQ(d.push(packets[4]), GST_FLOW_OK);
   EXPECT_EQ(gst_harness_buffers_received(d.h), 4u);
