@@ -23,6 +23,7 @@
 #include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
 #include "support/harness.hpp"
+#include "support/test_meta.hpp"
 #include "support/host_image.hpp"
 #include "support/oracle_compare.hpp"
 
@@ -140,76 +141,6 @@ HostImage pull_image(GstHarness* h, const ImageDesc& desc) {
   return out;
 }
 
-// ---- test metas: a tiny API with its own tags, and a copying transform ----
-
-struct TestMeta {
-  GstMeta meta;
-  gint value;
-};
-
-gboolean test_meta_init(GstMeta* meta, gpointer, GstBuffer*) {
-  reinterpret_cast<TestMeta*>(meta)->value = 0;
-  return TRUE;
-}
-
-gboolean test_meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer*, GQuark type, gpointer) {
-  if (!GST_META_TRANSFORM_IS_COPY(type))
-    return FALSE;
-  auto* copy = reinterpret_cast<TestMeta*>(gst_buffer_add_meta(dest, meta->info, nullptr));
-  if (!copy)
-    return FALSE;
-  copy->value = reinterpret_cast<TestMeta*>(meta)->value;
-  return TRUE;
-}
-
-const GstMetaInfo* register_test_meta(const char* api_name, const char* impl_name,
-                                      const gchar** tags) {
-  const GType api = gst_meta_api_type_register(api_name, tags);
-  return gst_meta_register(api, impl_name, sizeof(TestMeta), test_meta_init, nullptr,
-                           test_meta_transform);
-}
-
-// Tagged "video" and "colorspace": not true of a filter's output that keeps
-// only the geometry, so dropped.
-const GstMetaInfo* colorspace_meta_info() {
-  static const GstMetaInfo* info = [] {
-    static const gchar* tags[] = {GST_META_TAG_VIDEO_STR, GST_META_TAG_VIDEO_COLORSPACE_STR,
-                                  nullptr};
-    return register_test_meta("CudaFxTestColorspaceMetaAPI", "CudaFxTestColorspaceMeta", tags);
-  }();
-  return info;
-}
-
-// No tags at all: kept.
-const GstMetaInfo* untagged_meta_info() {
-  static const GstMetaInfo* info = [] {
-    static const gchar* tags[] = {nullptr};
-    return register_test_meta("CudaFxTestUntaggedMetaAPI", "CudaFxTestUntaggedMeta", tags);
-  }();
-  return info;
-}
-
-// Only "video": kept (as GstVideoFilter keeps it).
-const GstMetaInfo* video_only_meta_info() {
-  static const GstMetaInfo* info = [] {
-    static const gchar* tags[] = {GST_META_TAG_VIDEO_STR, nullptr};
-    return register_test_meta("CudaFxTestVideoOnlyMetaAPI", "CudaFxTestVideoOnlyMeta", tags);
-  }();
-  return info;
-}
-
-void add_test_meta(GstBuffer* buf, const GstMetaInfo* info, gint value) {
-  auto* m = reinterpret_cast<TestMeta*>(gst_buffer_add_meta(buf, info, nullptr));
-  ASSERT_NE(m, nullptr);
-  m->value = value;
-}
-
-// The value of the buffer's meta of `info`'s API, or -1 when it has none.
-gint test_meta_value(GstBuffer* buf, const GstMetaInfo* info) {
-  auto* m = reinterpret_cast<TestMeta*>(gst_buffer_get_meta(buf, info->api));
-  return m ? m->value : -1;
-}
-
 }  // namespace
 
 // 1. A GstInterpolationControlSource on `sigma` (linear, 1.0 at 0 s to 5.0 at
@@ -283,10 +214,10 @@ TEST(FilterIdioms, MetasKeptOrDroppedByTags) {
     ASSERT_NE(roi, nullptr);
     roi->id = 42;
     gst_buffer_add_reference_timestamp_meta(in, ref_caps, 123 * GST_MSECOND, GST_CLOCK_TIME_NONE);
-    add_test_meta(in, colorspace_meta_info(), 7);
-    add_test_meta(in, untagged_meta_info(), 8);
-    add_test_meta(in, video_only_meta_info(), 9);
-    ASSERT_EQ(test_meta_value(in, colorspace_meta_info()), 7);
+    add_test_meta(in, colorspace_test_meta(), 7);
+    add_test_meta(in, untagged_test_meta(), 8);
+    add_test_meta(in, video_test_meta(), 9);
+    ASSERT_EQ(test_meta_value(in, colorspace_test_meta()), 7);
 
     ASSERT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
     GstBuffer* out = gst_harness_pull(h);
@@ -308,10 +239,10 @@ TEST(FilterIdioms, MetasKeptOrDroppedByTags) {
     ASSERT_NE(ts, nullptr) << "the (untagged) reference timestamp meta was dropped";
     EXPECT_EQ(ts->timestamp, 123 * GST_MSECOND);
 
-    EXPECT_EQ(test_meta_value(out, colorspace_meta_info()), -1)
+    EXPECT_EQ(test_meta_value(out, colorspace_test_meta()), -1)
         << "a meta tagged \"colorspace\" came through a filter that keeps only the geometry";
-    EXPECT_EQ(test_meta_value(out, untagged_meta_info()), 8) << "the untagged test meta";
-    EXPECT_EQ(test_meta_value(out, video_only_meta_info()), 9) << "the video-only test meta";
+    EXPECT_EQ(test_meta_value(out, untagged_test_meta()), 8) << "the untagged test meta";
+    EXPECT_EQ(test_meta_value(out, video_test_meta()), 9) << "the video-only test meta";
     gst_buffer_unref(out);
     gst_harness_teardown(h);
   }

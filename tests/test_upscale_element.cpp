@@ -14,6 +14,7 @@
 #include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
 #include "support/harness.hpp"
+#include "support/test_meta.hpp"
 #include "support/host_image.hpp"
 #include "support/resize_oracle.hpp"
 
@@ -369,52 +370,6 @@ INSTANTIATE_TEST_SUITE_P(Chains, UpscaleCudaMemory, ::testing::ValuesIn(kChains)
 
 namespace {
 
-// A test meta with the given tags that only knows how to copy itself.
-struct TaggedMeta {
-  GstMeta meta;
-  int value;
-};
-
-gboolean tagged_meta_init(GstMeta* meta, gpointer, GstBuffer*) {
-  reinterpret_cast<TaggedMeta*>(meta)->value = 0;
-  return TRUE;
-}
-
-gboolean tagged_meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer*, GQuark type,
-                               gpointer) {
-  if (!GST_META_TRANSFORM_IS_COPY(type))
-    return FALSE;
-  auto* out = reinterpret_cast<TaggedMeta*>(gst_buffer_add_meta(dest, meta->info, nullptr));
-  out->value = reinterpret_cast<TaggedMeta*>(meta)->value;
-  return TRUE;
-}
-
-const GstMetaInfo* tagged_meta_info(const char* api, const char* impl, const gchar** tags) {
-  return gst_meta_register(gst_meta_api_type_register(api, tags), impl, sizeof(TaggedMeta),
-                           tagged_meta_init, nullptr, tagged_meta_transform);
-}
-
-// Tagged only "video": true of a frame at any size.
-const GstMetaInfo* video_meta_info() {
-  static const gchar* tags[] = {GST_META_TAG_VIDEO_STR, nullptr};
-  static const GstMetaInfo* info =
-      tagged_meta_info("CudafxTestVideoMetaAPI", "CudafxTestVideoMeta", tags);
-  return info;
-}
-
-// Tagged "video" and "colorspace": not the scaler's to vouch for.
-const GstMetaInfo* colorspace_meta_info() {
-  static const gchar* tags[] = {GST_META_TAG_VIDEO_STR, GST_META_TAG_VIDEO_COLORSPACE_STR,
-                                nullptr};
-  static const GstMetaInfo* info =
-      tagged_meta_info("CudafxTestColorspaceMetaAPI", "CudafxTestColorspaceMeta", tags);
-  return info;
-}
-
-void add_tagged_meta(GstBuffer* buf, const GstMetaInfo* info, int value) {
-  reinterpret_cast<TaggedMeta*>(gst_buffer_add_meta(buf, info, nullptr))->value = value;
-}
-
 int count_metas(GstBuffer* buf, GType api) {
   int n = 0;
   gpointer state = nullptr;
@@ -438,8 +393,8 @@ TEST(UpscaleMeta, RegionsAreScaledVideoMetasKeptOthersDropped) {
   gst_harness_set_sink_caps_str(h, "video/x-raw");
   GstBuffer* buf = buffer_from_image(src);
   gst_buffer_add_video_region_of_interest_meta(buf, "face", 3, 5, 10, 7);
-  add_tagged_meta(buf, video_meta_info(), 17);
-  add_tagged_meta(buf, colorspace_meta_info(), 23);
+  add_test_meta(buf, video_test_meta(), 17);
+  add_test_meta(buf, colorspace_test_meta(), 23);
   ASSERT_EQ(gst_harness_push(h, buf), GST_FLOW_OK);
   GstBuffer* out = gst_harness_pull(h);
   ASSERT_NE(out, nullptr);
@@ -451,10 +406,9 @@ TEST(UpscaleMeta, RegionsAreScaledVideoMetasKeptOthersDropped) {
   EXPECT_EQ(roi->y, 10u);
   EXPECT_EQ(roi->w, 20u);
   EXPECT_EQ(roi->h, 14u);
-  auto* video = reinterpret_cast<TaggedMeta*>(gst_buffer_get_meta(out, video_meta_info()->api));
-  ASSERT_NE(video, nullptr) << "the meta tagged only \"video\" was dropped";
-  EXPECT_EQ(video->value, 17);
-  EXPECT_EQ(gst_buffer_get_meta(out, colorspace_meta_info()->api), nullptr)
+  EXPECT_EQ(test_meta_value(out, video_test_meta()), 17)
+      << "the meta tagged only \"video\" was dropped";
+  EXPECT_EQ(test_meta_value(out, colorspace_test_meta()), -1)
       << "the meta tagged \"colorspace\" went through";
   gst_buffer_unref(out);
   gst_harness_teardown(h);
