@@ -49,8 +49,15 @@ gst_cuda_fx_open_device (GstElement * element, gint device_id,
     return cudafx::Status::error (cudafx::StatusCode::Unsupported,
         "libgstcuda cannot load the CUDA driver library");
   /* A context that set_context() gave us already is kept. */
-  GstCudaContext *ctx = *context ? GST_CUDA_CONTEXT (*context) : nullptr;
-  if (!gst_cuda_ensure_element_context (element, device_id, &ctx) || !ctx)
+  GstObject *before = *context;
+  GstCudaContext *ctx = before ? GST_CUDA_CONTEXT (before) : nullptr;
+  const gboolean ok = gst_cuda_ensure_element_context (element, device_id, &ctx) && ctx;
+  /* A context this element creates is also handed to its own set_context()
+   * on the way (libgstcuda propagates it), which stores a second reference
+   * in *context: drop that one, or every start leaks a CUDA context. */
+  if (*context != before)
+    gst_clear_object (context);
+  if (!ok)
     return cudafx::Status::error (cudafx::StatusCode::CudaError,
         "cannot create a CUDA context for device " + std::to_string (device_id));
   guint id = 0;

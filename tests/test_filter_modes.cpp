@@ -366,3 +366,46 @@ TEST(FilterModes, AnalysisOfCudaMemoryStaysOnTheDevice) {
   gst_object_unref(sink);
   gst_object_unref(p);
 }
+
+namespace {
+void mark_released(gpointer data, GObject*) { *static_cast<bool*>(data) = true; }
+}  // namespace
+
+// An element that creates its CUDA context (no neighbour shares one) must
+// release it with the element: each context holds hundreds of megabytes of
+// device memory, and a leak of one a start exhausted the GPU after about a
+// hundred starts in one process. The context is found through the element's
+// answer to a "gst.cuda.context" query, and watched with a weak reference.
+TEST(FilterModes, ReleasesItsCudaContext) {
+  SKIP_WITHOUT_GPU();
+#if HAVE_GSTCUDA
+  const ImageDesc desc{PixelFormat::RGBA, 32, 16};
+  HostImage src(desc);
+  src.fill_random(9);
+  for (int round = 0; round < 3; round++) {
+    GstHarness* h = mode_harness("cudafxtestfilter", "cuda", "transform", caps_string(desc),
+                                 caps_string(desc));
+    ASSERT_EQ(gst_harness_push(h, buffer_from_image(src)), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h));
+    GstQuery* q = gst_query_new_context("gst.cuda.context");
+    ASSERT_TRUE(gst_pad_peer_query(h->srcpad, q));
+    GstContext* ctx = nullptr;
+    gst_query_parse_context(q, &ctx);
+    ASSERT_NE(ctx, nullptr);
+    const GValue* v = gst_structure_get_value(gst_context_get_structure(ctx), "gst.cuda.context");
+    ASSERT_TRUE(v && G_VALUE_HOLDS_OBJECT(v)) << "no GstCudaContext in the element's answer";
+    GObject* cuda_ctx = G_OBJECT(g_value_dup_object(v));
+    gst_query_unref(q);
+    bool released = false;
+    g_object_weak_ref(cuda_ctx, mark_released, &released);
+    g_object_unref(cuda_ctx);
+    EXPECT_FALSE(released) << "the element lost its context while running";
+    gst_harness_teardown(h);
+    EXPECT_TRUE(released) << "round " << round << ": the CUDA context outlived its element";
+    if (!released)
+      g_object_weak_unref(cuda_ctx, mark_released, &released);
+  }
+#else
+  GTEST_SKIP() << "built without libgstcuda: no GstCudaContext";
+#endif
+}
