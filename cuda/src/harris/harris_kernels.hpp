@@ -1,0 +1,348 @@
+// The per-item code of the Harris CUDA kernels, as __host__ __device__
+// functions: harris_cuda.cu runs them on the GPU (one item per thread, a
+// barrier between stages), harris_emulate.cpp runs the very same functions
+// on the host, block by block and thread by thread, so that a build without
+// a GPU tests the kernels' tiling, border mapping, 32-bit sums, suppression
+// and selection against the CPU backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cudafx/border.hpp"
+#include "cudafx/harris.hpp"
+#include "cudafx/harris_math.hpp"
+#include "cudafx/hd.hpp"
+#include "cudafx/image.hpp"
+
+// Loops whose trip count is a template parameter: unrolled in device code
+// (the host compiler decides for itself).
+#if defined(__CUDA_ARCH__)
+#define CUDAFX_HARRIS_UNROLL _Pragma("unroll")
+#else
+#define CUDAFX_HARRIS_UNROLL
+#endif
+
+namespace cudafx {
+namespace harris_kernels {
+
+constexpr int kTileW = 32, kTileH = 16, kThreads = 256;  // response kernel
+constexpr int kNmsW = 32, kNmsH = 8;                     // suppression kernel
+constexpr int kSelectThreads = 1024;                     // selection kernel
+constexpr int kMinSortCapacity = 2048;
+
+// The keys the selection kernel sorts in shared memory: a power of two,
+// at least max_corners.
+inline unsigned sort_capacity(int max_corners) {
+  unsigned c = kMinSortCapacity;
+  while (c < static_cast<unsigned>(max_corners))
+    c <<= 1;
+  return c;
+}
+
+// Zeroed at the start of every frame.
+struct DeviceState {
+  unsigned max_bits;  // bits of the largest positive response (0: none)
+  unsigned count;     // candidates appended
+};
+
+struct ResponseArgs {
+  const uint8_t* src;
+  size_t src_pitch;
+  int channels, ro, go, bo;  // ro < 0: byte 0 is the grey value
+  float* resp;
+  size_t resp_pitch;
+  int width, height;
+  BorderMode border;
+  int deriv[kHarrisMaxTaps], smooth[kHarrisMaxTaps], window[kHarrisMaxTaps];
+  float norm, k;
+  unsigned* max_bits;  // nullptr: the maximum is not wanted
+};
+
+CUDAFX_HD uint8_t load_byte(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+// Exact products and sums in Acc: int64, or uint32 modulo 2^32 (the plan
+// proved that Sxx, Syy < 2^32 and |Sxy| < 2^31, so the residues are the
+// values: Sxx, Syy read as unsigned, Sxy as two's complement).
+template <class Acc>
+struct AccOps;
+template <>
+struct AccOps<long long> {
+  CUDAFX_HD static long long prod(int a, int b) { return static_cast<long long>(a) * b; }
+  CUDAFX_HD static float unsigned_value(long long v) { return harris_to_float(v); }
+  CUDAFX_HD static float signed_value(long long v) { return harris_to_float(v); }
+};
+template <>
+struct AccOps<unsigned> {
+  CUDAFX_HD static unsigned prod(int a, int b) {
+    return static_cast<unsigned>(a) * static_cast<unsigned>(b);
+  }
+  CUDAFX_HD static float unsigned_value(unsigned v) {
+#if defined(__CUDA_ARCH__)
+    return __uint2float_rn(v);
+#else
+    return static_cast<float>(v);
+#endif
+  }
+  CUDAFX_HD static float signed_value(unsigned v) {
+#if defined(__CUDA_ARCH__)
+    return __int2float_rn(static_cast<int>(v));
+#else
+    return static_cast<float>(static_cast<int>(v));
+#endif
+  }
+};
+
+// The shared memory of one response block and its stages. A block owns the
+// kTileW x kTileH responses from (x0, y0); every stage is a loop over its
+// items (`i` from 0 to the stage's count), independent within the stage.
+//
+//  1. load: the grey tile, image pixels x0 - H .. x0 + kTileW + H (H =
+//     GR + BR) through the border rule (Constant: 0), luma converted;
+//  2. rows: at each product column c (image column x0 - BR + c) the row
+//     pass of the Sobel taps over every grey row, computed at the column
+//     the border rule maps c to -- a product outside the frame is the
+//     product at the mapped position (Constant: 0);
+//  3. cols: Ix, Iy at each product position, the column pass at the mapped
+//     row. The mapped position of every product an in-frame response needs
+//     lies in the tile with its Sobel halo; the others (needed only by
+//     responses past the frame's edge, never stored) are left 0;
+//  4. hsum: horizontal window sums of Ix^2, IxIy, Iy^2 for every product row;
+//  5. output: vertical sums and harris_response, stored when in the frame.
+template <int GR, int BR, class Acc>
+struct ResponseTile {
+  static constexpr int H = GR + BR;
+  static constexpr int GW = kTileW + 2 * H, GH = kTileH + 2 * H;    // grey tile
+  static constexpr int PW = kTileW + 2 * BR, PH = kTileH + 2 * BR;  // product positions
+  static constexpr int kLoadItems = GH * GW, kRowItems = GH * PW, kColItems = PH * PW,
+                       kHsumItems = PH * kTileW, kOutputItems = kTileH * kTileW;
+  using Ops = AccOps<Acc>;
+
+  int grey[GH][GW];
+  int hd[GH][PW];  // row pass, derivative taps (towards Ix)
+  int hs[GH][PW];  // row pass, smoothing taps (towards Iy)
+  int ix[PH][PW];
+  int iy[PH][PW];
+  Acc wxx[PH][kTileW], wxy[PH][kTileW], wyy[PH][kTileW];
+
+  CUDAFX_HD void load(const ResponseArgs& a, int x0, int y0, int i) {
+    const int r = i / GW, c = i - r * GW;
+    const int ys = border_index(y0 - H + r, a.height, a.border);
+    const int xs = border_index(x0 - H + c, a.width, a.border);
+    int v = 0;
+    if (ys >= 0 && xs >= 0) {
+      const uint8_t* p = a.src + static_cast<size_t>(ys) * a.src_pitch +
+                         static_cast<size_t>(xs) * a.channels;
+      v = a.ro < 0 ? load_byte(p)
+                   : harris_luma(load_byte(p + a.ro), load_byte(p + a.go), load_byte(p + a.bo));
+    }
+    grey[r][c] = v;
+  }
+
+  CUDAFX_HD void rows(const ResponseArgs& a, int x0, int i) {
+    const int r = i / PW, c = i - r * PW;
+    const int mx = border_index(x0 - BR + c, a.width, a.border);
+    const int gc = mx - (x0 - H);
+    int d = 0, s = 0;
+    if (mx >= 0 && gc >= GR && gc < GW - GR) {
+CUDAFX_HARRIS_UNROLL
+      for (int t = -GR; t <= GR; t++) {
+        const int v = grey[r][gc + t];
+        d += a.deriv[t + GR] * v;
+        s += a.smooth[t + GR] * v;
+      }
+    }
+    hd[r][c] = d;
+    hs[r][c] = s;
+  }
+
+  CUDAFX_HD void cols(const ResponseArgs& a, int y0, int i) {
+    const int r = i / PW, c = i - r * PW;
+    const int my = border_index(y0 - BR + r, a.height, a.border);
+    const int gr = my - (y0 - H);
+    int dx = 0, dy = 0;
+    if (my >= 0 && gr >= GR && gr < GH - GR) {
+CUDAFX_HARRIS_UNROLL
+      for (int t = -GR; t <= GR; t++) {
+        dx += a.smooth[t + GR] * hd[gr + t][c];
+        dy += a.deriv[t + GR] * hs[gr + t][c];
+      }
+    }
+    ix[r][c] = dx;
+    iy[r][c] = dy;
+  }
+
+  CUDAFX_HD void hsum(const ResponseArgs& a, int i) {
+    const int r = i / kTileW, c = i - r * kTileW;
+    Acc sxx = 0, sxy = 0, syy = 0;
+CUDAFX_HARRIS_UNROLL
+    for (int t = 0; t <= 2 * BR; t++) {
+      const int dx = ix[r][c + t], dy = iy[r][c + t];
+      const Acc w = static_cast<Acc>(a.window[t]);
+      sxx += w * Ops::prod(dx, dx);
+      sxy += w * Ops::prod(dx, dy);
+      syy += w * Ops::prod(dy, dy);
+    }
+    wxx[r][c] = sxx;
+    wxy[r][c] = sxy;
+    wyy[r][c] = syy;
+  }
+
+  // Stores the response when (x0 + c, y0 + r) is in the frame and returns
+  // it there; 0 elsewhere.
+  CUDAFX_HD float output(const ResponseArgs& a, int x0, int y0, int i) {
+    const int r = i / kTileW, c = i - r * kTileW;
+    const int x = x0 + c, y = y0 + r;
+    Acc sxx = 0, sxy = 0, syy = 0;
+CUDAFX_HARRIS_UNROLL
+    for (int t = 0; t <= 2 * BR; t++) {
+      const Acc w = static_cast<Acc>(a.window[t]);
+      sxx += w * wxx[r + t][c];
+      sxy += w * wxy[r + t][c];
+      syy += w * wyy[r + t][c];
+    }
+    if (x >= a.width || y >= a.height)
+      return 0.0f;
+    const float R = harris_response(Ops::unsigned_value(sxx), Ops::signed_value(sxy),
+                                    Ops::unsigned_value(syy), a.norm, a.k);
+    reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(a.resp) +
+                             static_cast<size_t>(y) * a.resp_pitch)[x] = R;
+    return R;
+  }
+};
+
+struct NmsArgs {
+  const float* resp;
+  size_t resp_pitch;
+  int width, height, radius;
+  bool relative;
+  float threshold;
+  DeviceState* state;
+  unsigned long long* keys;
+  unsigned capacity;
+};
+
+struct SelectArgs {
+  const unsigned long long* keys;
+  unsigned capacity;
+  const DeviceState* state;
+  const float* resp;
+  size_t resp_pitch;
+  int width, height;
+  unsigned max_corners;
+  unsigned sort_capacity;  // a power of two >= max_corners: keys in shared memory
+  bool relative;
+  float threshold;
+  bool subpixel;
+  uint8_t* result;  // HarrisResultHeader, then corners
+};
+
+// The selection's shared state besides the keys.
+struct SelectShared {
+  unsigned hist[256];
+  unsigned long long prefix, mask;
+  unsigned need, count;
+  int done;
+};
+
+// One radix-select step (thread 0), after hist holds the counts of the
+// 8-bit digit at `shift` among the keys that match prefix under mask: the
+// digit of the need-th smallest of them joins the prefix; done when every
+// key with the new prefix is among the wanted ones.
+CUDAFX_HD void radix_step(SelectShared& s, int shift) {
+  unsigned need = s.need, d = 0;
+  while (d < 255 && s.hist[d] < need) {
+    need -= s.hist[d];
+    d++;
+  }
+  s.prefix |= static_cast<unsigned long long>(d) << shift;
+  s.mask |= 0xffull << shift;
+  s.need = need;
+  s.done = s.hist[d] == need;
+}
+
+// The compare-exchange of item i in the bitonic stage (k, j): ascending
+// overall once k reaches the length.
+CUDAFX_HD void bitonic_item(unsigned long long* sk, unsigned i, unsigned j, unsigned k) {
+  const unsigned l = i ^ j;
+  if (l > i) {
+    const unsigned long long u = sk[i], w = sk[l];
+    if ((i & k) == 0 ? u > w : u < w) {
+      sk[i] = w;
+      sk[l] = u;
+    }
+  }
+}
+
+// The kernels' arguments for a plan (host code, shared by the launches and
+// the emulation).
+inline ResponseArgs response_args(const HarrisPlan& plan, const ImageView& src, float* resp,
+                                  size_t resp_pitch, unsigned* max_bits) {
+  ResponseArgs a{};
+  const PlaneView p0 = src.plane(0);
+  a.src = p0.data;
+  a.src_pitch = p0.pitch;
+  a.channels = plan.luma.channels;
+  a.ro = plan.luma.r;
+  a.go = plan.luma.g;
+  a.bo = plan.luma.b;
+  a.resp = resp;
+  a.resp_pitch = resp_pitch;
+  a.width = plan.desc.width;
+  a.height = plan.desc.height;
+  a.border = plan.params.border;
+  for (int t = 0; t < kHarrisMaxTaps; t++) {
+    a.deriv[t] = plan.deriv[t];
+    a.smooth[t] = plan.smooth[t];
+    a.window[t] = plan.window[t];
+  }
+  a.norm = plan.norm;
+  a.k = plan.params.k;
+  a.max_bits = max_bits;
+  return a;
+}
+
+inline NmsArgs nms_args(const HarrisPlan& plan, const float* resp, size_t resp_pitch,
+                        DeviceState* state, unsigned long long* keys) {
+  NmsArgs n{};
+  n.resp = resp;
+  n.resp_pitch = resp_pitch;
+  n.width = plan.desc.width;
+  n.height = plan.desc.height;
+  n.radius = plan.params.min_distance;
+  n.relative = plan.params.threshold_mode == HarrisThresholdMode::Relative;
+  n.threshold = plan.params.threshold;
+  n.state = state;
+  n.keys = keys;
+  n.capacity = static_cast<unsigned>(plan.capacity);
+  return n;
+}
+
+inline SelectArgs select_args(const HarrisPlan& plan, const unsigned long long* keys,
+                              const DeviceState* state, const float* resp, size_t resp_pitch,
+                              uint8_t* result) {
+  SelectArgs a{};
+  a.keys = keys;
+  a.capacity = static_cast<unsigned>(plan.capacity);
+  a.state = state;
+  a.resp = resp;
+  a.resp_pitch = resp_pitch;
+  a.width = plan.desc.width;
+  a.height = plan.desc.height;
+  a.max_corners = static_cast<unsigned>(plan.params.max_corners);
+  a.sort_capacity = sort_capacity(plan.params.max_corners);
+  a.relative = plan.params.threshold_mode == HarrisThresholdMode::Relative;
+  a.threshold = plan.params.threshold;
+  a.subpixel = plan.params.subpixel;
+  a.result = result;
+  return a;
+}
+
+}  // namespace harris_kernels
+}  // namespace cudafx
