@@ -74,6 +74,44 @@ gst_cuda_delta_compression_get_type (void)
   return register_enum (&type, "GstCudaDeltaCompression", values);
 }
 
+GType
+gst_cuda_harris_threshold_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_HARRIS_THRESHOLD_ABSOLUTE, "The response a corner must exceed", "absolute"},
+    {GST_CUDA_HARRIS_THRESHOLD_RELATIVE,
+        "A fraction of the frame's largest response (as goodFeaturesToTrack's qualityLevel)",
+        "relative"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaHarrisThresholdMode", values);
+}
+
+GType
+gst_cuda_harris_window_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_HARRIS_WINDOW_BOX, "Box (as cv::cornerHarris)", "box"},
+    {GST_CUDA_HARRIS_WINDOW_GAUSSIAN, "Binomial (Gaussian-like) weights", "gaussian"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaHarrisWindow", values);
+}
+
+GType
+gst_cuda_harris_shape_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_HARRIS_SHAPE_CROSS, "A cross", "cross"},
+    {GST_CUDA_HARRIS_SHAPE_CIRCLE, "A one-pixel ring", "circle"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaHarrisShape", values);
+}
+
 cudafx::BorderMode
 gst_cuda_fx_border_to_op (GstCudaFxBorderMode mode)
 {

@@ -51,6 +51,31 @@ typedef enum
 #define GST_TYPE_CUDA_DELTA_COMPRESSION (gst_cuda_delta_compression_get_type ())
 GType gst_cuda_delta_compression_get_type (void);
 
+/* cudaharris's `threshold-mode`, `window` and `draw-shape`. */
+typedef enum
+{
+  GST_CUDA_HARRIS_THRESHOLD_ABSOLUTE,
+  GST_CUDA_HARRIS_THRESHOLD_RELATIVE,
+} GstCudaHarrisThresholdMode;
+#define GST_TYPE_CUDA_HARRIS_THRESHOLD_MODE (gst_cuda_harris_threshold_mode_get_type ())
+GType gst_cuda_harris_threshold_mode_get_type (void);
+
+typedef enum
+{
+  GST_CUDA_HARRIS_WINDOW_BOX,
+  GST_CUDA_HARRIS_WINDOW_GAUSSIAN,
+} GstCudaHarrisWindow;
+#define GST_TYPE_CUDA_HARRIS_WINDOW (gst_cuda_harris_window_get_type ())
+GType gst_cuda_harris_window_get_type (void);
+
+typedef enum
+{
+  GST_CUDA_HARRIS_SHAPE_CROSS,
+  GST_CUDA_HARRIS_SHAPE_CIRCLE,
+} GstCudaHarrisShape;
+#define GST_TYPE_CUDA_HARRIS_SHAPE (gst_cuda_harris_shape_get_type ())
+GType gst_cuda_harris_shape_get_type (void);
+
 G_END_DECLS
 
 /* GObject value <-> op value. The GObject enums are validated by GObject, so

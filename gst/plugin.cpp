@@ -5,6 +5,7 @@
 #include "gstcudadeltadec.h"
 #include "gstcudadeltaenc.h"
 #include "gstcudagaussian.h"
+#include "gstcudaharris.h"
 #include "gstcudaupscale.h"
 #if HAVE_GSTCUDA
 #include <gst/cuda/gstcudamemory.h>
@@ -21,6 +22,7 @@ plugin_init (GstPlugin * plugin)
 #endif
   ok |= GST_ELEMENT_REGISTER (cudagaussian, plugin);
   ok |= GST_ELEMENT_REGISTER (cudaupscale, plugin);
+  ok |= GST_ELEMENT_REGISTER (cudaharris, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltaenc, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltadec, plugin);
   return ok;
