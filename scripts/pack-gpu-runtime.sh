@@ -53,7 +53,7 @@ DEVRT_PLUGINS="$default ${DEVRT_EXTRA_PLUGINS:-}" "$pack" "$out" "$build"
 # The images the tests decode (GaussianOnPhotos, ResizeOnPhotos): pngdec and
 # jpegdec are in the default list.
 mkdir -p "$out/testdata"
-for f in fruits.jpg building.jpg box.png sudoku.png; do
+for f in fruits.jpg building.jpg box.png sudoku.png chessboard.png left01.jpg; do
   cp "$testdata/$f" "$out/testdata/"
 done
 
