@@ -8,6 +8,7 @@
 
 #include "cudafx/gaussian.hpp"
 #include "support/gaussian_oracle.hpp"
+#include "support/all_formats.hpp"
 #include "support/gpu.hpp"
 #include "support/host_image.hpp"
 #include "support/op_runner.hpp"
@@ -38,12 +39,8 @@ HostImage run_cuda(const HostImage& src, const GaussianParams& params, size_t al
   return op ? testing_support::run_on_device(*op, src, src.desc(), align) : HostImage(src.desc());
 }
 
-const PixelFormat kAllFormats[] = {
-    PixelFormat::RGBA, PixelFormat::BGRA, PixelFormat::RGBx, PixelFormat::BGRx,
-    PixelFormat::ARGB, PixelFormat::ABGR, PixelFormat::RGB,  PixelFormat::BGR,
-    PixelFormat::GRAY8, PixelFormat::I420, PixelFormat::NV12, PixelFormat::Y444};
-const BorderMode kAllBorders[] = {BorderMode::Replicate, BorderMode::Reflect101,
-                                  BorderMode::Constant};
+using testing_support::kAllFormats;
+using testing_support::kAllBorders;
 
 // The CUDA backend equals the CPU backend, byte for byte, for every size x
 // sigma pair x source alignment (random frames, one seed each).

@@ -18,6 +18,7 @@
 
 #include "cudafx/harris.hpp"
 #include "cudafx/harris_math.hpp"
+#include "support/all_formats.hpp"
 #include "support/gpu.hpp"
 #include "support/harris_oracle.hpp"
 #include "support/host_image.hpp"
@@ -28,12 +29,8 @@ using testing_support::HostImage;
 
 namespace {
 
-const PixelFormat kAllFormats[] = {
-    PixelFormat::RGBA, PixelFormat::BGRA, PixelFormat::RGBx, PixelFormat::BGRx,
-    PixelFormat::ARGB, PixelFormat::ABGR, PixelFormat::RGB,  PixelFormat::BGR,
-    PixelFormat::GRAY8, PixelFormat::I420, PixelFormat::NV12, PixelFormat::Y444};
-const BorderMode kAllBorders[] = {BorderMode::Replicate, BorderMode::Reflect101,
-                                  BorderMode::Constant};
+using testing_support::kAllFormats;
+using testing_support::kAllBorders;
 const HarrisWindow kWindows[] = {HarrisWindow::Box, HarrisWindow::Gaussian};
 const int kSizes[] = {3, 5, 7};
 

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "cudafx/resize.hpp"
+#include "support/all_formats.hpp"
 #include "support/gpu.hpp"
 #include "support/host_image.hpp"
 #include "support/op_runner.hpp"
@@ -20,10 +21,7 @@ using testing_support::HostImage;
 
 namespace {
 
-const PixelFormat kAllFormats[] = {
-    PixelFormat::RGBA, PixelFormat::BGRA, PixelFormat::RGBx, PixelFormat::BGRx,
-    PixelFormat::ARGB, PixelFormat::ABGR, PixelFormat::RGB,  PixelFormat::BGR,
-    PixelFormat::GRAY8, PixelFormat::I420, PixelFormat::NV12, PixelFormat::Y444};
+using testing_support::kAllFormats;
 const ResizeMethod kAllMethods[] = {ResizeMethod::Nearest, ResizeMethod::Bilinear,
                                     ResizeMethod::Bicubic};
 
