@@ -93,7 +93,6 @@ struct GstCudaHarrisState
 
   /* streaming thread */
   std::unique_ptr < cudafx::HarrisOp > op;
-  cudafx::Backend backend = cudafx::Backend::Cpu;
   GstVideoInfo info;
   cudafx::MarkerStyle style;
   GstCudaHarrisSettings used;   /* the settings the op and style were made from */
@@ -155,7 +154,6 @@ gst_cuda_harris_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConfig & c
 {
   GstCudaHarris *self = GST_CUDA_HARRIS (filter);
   GstCudaHarrisState *st = self->state;
-  st->backend = config.backend;
   st->info = *config.in_info;
   st->used = take_settings (self);
   st->style = marker_style (&st->info, st->used);
@@ -194,14 +192,15 @@ gst_cuda_harris_process_ip (GstCudaFxFilter * filter, const cudafx::ImageView & 
     return cudafx::Status::ok ();
   /* Drawing reads the list where the detector left it: device memory on the
    * CUDA backend (queued behind the detection, no synchronisation). */
-  if (st->backend == cudafx::Backend::Cuda) {
+  const cudafx::Backend backend = st->op->backend ();
+  if (backend == cudafx::Backend::Cuda) {
     const cudafx::HarrisDeviceList list = st->op->device_list ();
-    return cudafx::draw_corner_markers (st->backend, stream, frame, list.corners, list.count,
+    return cudafx::draw_corner_markers (backend, stream, frame, list.corners, list.count,
         st->used.params.max_corners, st->style);
   }
   const cudafx::HarrisCornerList list = st->op->corners ();
   const uint32_t count = static_cast < uint32_t > (list.count);
-  return cudafx::draw_corner_markers (st->backend, stream, frame, list.corners, &count,
+  return cudafx::draw_corner_markers (backend, stream, frame, list.corners, &count,
       list.count, st->style);
 }
 
@@ -262,8 +261,8 @@ gst_cuda_harris_finish (GstCudaFxFilter * filter, GstBuffer * buffer)
     /* A one-pixel region at the corner's pixel, its score as a param. */
     for (int i = 0; i < list.count; i++) {
       const cudafx::HarrisCorner & c = list.corners[i];
-      const guint x = (guint) std::max (0.0f, std::floor (c.x + 0.5f));
-      const guint y = (guint) std::max (0.0f, std::floor (c.y + 0.5f));
+      const guint x = (guint) std::max (0, cudafx::marker_centre (c.x));
+      const guint y = (guint) std::max (0, cudafx::marker_centre (c.y));
       GstVideoRegionOfInterestMeta *roi =
           gst_buffer_add_video_region_of_interest_meta (buffer, "corner", x, y, 1, 1);
       gst_video_region_of_interest_meta_add_param (roi, gst_structure_new ("cudaharris",

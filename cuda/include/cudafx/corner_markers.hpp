@@ -15,17 +15,23 @@
 // of a call stores the same values, so overlapping markers need no order.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "cudafx/backend.hpp"
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/harris.hpp"
+#include "cudafx/hd.hpp"
 #include "cudafx/image.hpp"
 #include "cudafx/status.hpp"
 
 namespace cudafx {
 
 enum class MarkerShape { Cross, Circle };
+
+// The pixel a corner coordinate falls in (pixel centres at integers): the
+// marker's centre, and the pixel cudaharris's region metas name.
+CUDAFX_HD int marker_centre(float x) { return static_cast<int>(floorf(x + 0.5f)); }
 
 constexpr int kMarkerMaxSize = 64;
 

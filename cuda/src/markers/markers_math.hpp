@@ -9,9 +9,6 @@
 
 namespace cudafx {
 
-// The marker's centre pixel of a corner at (x, y).
-CUDAFX_HD int marker_centre(float x) { return static_cast<int>(floorf(x + 0.5f)); }
-
 // True when offset (dx, dy) from the centre is painted; |dx|, |dy| <= size.
 CUDAFX_HD bool marker_covers(MarkerShape shape, int size, int dx, int dy) {
   if (shape == MarkerShape::Cross)
