@@ -58,8 +58,7 @@ HostImage random_image(const ImageDesc& desc, uint32_t seed) {
 // output (which also pushes a TIME segment starting at 0).
 GstHarness* gaussian_harness(const std::string& backend, double sigma, const std::string& in,
                              const std::string& out) {
-  GstHarness* h = gst_harness_new("cudagaussian");
-  gst_util_set_object_arg(G_OBJECT(h->element), "backend", backend.c_str());
+  GstHarness* h = harness_with("cudagaussian", std::string("backend=") + backend.c_str());
   gst_util_set_object_arg(G_OBJECT(h->element), "border-mode", "replicate");
   g_object_set(h->element, "sigma", sigma, nullptr);
   gst_harness_set_caps_str(h, in.c_str(), out.c_str());

@@ -242,8 +242,7 @@ TEST(FilterModes, SeparateFormatListsPerPad) {
     if (skip_backend(backend))
       continue;
     register_mode_filters();
-    GstHarness* h = gst_harness_new("cudafxtestgrey");
-    gst_util_set_object_arg(G_OBJECT(h->element), "backend", backend);
+    GstHarness* h = harness_with("cudafxtestgrey", std::string("backend=") + backend);
     // Downstream leaves the format open: the src template decides (GRAY8).
     gst_harness_set_caps_str(h, caps_string(in_desc).c_str(), "video/x-raw");
     ASSERT_EQ(gst_harness_push(h, buffer_from_image(src, 4)), GST_FLOW_OK);

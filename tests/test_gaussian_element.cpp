@@ -23,8 +23,7 @@ namespace {
 
 GstHarness* gaussian_harness(const ImageDesc& desc, const char* backend, double sigma,
                              const char* border = "replicate") {
-  GstHarness* h = gst_harness_new("cudagaussian");
-  gst_util_set_object_arg(G_OBJECT(h->element), "backend", backend);
+  GstHarness* h = harness_with("cudagaussian", std::string("backend=") + backend);
   gst_util_set_object_arg(G_OBJECT(h->element), "border-mode", border);
   g_object_set(h->element, "sigma", sigma, nullptr);
   const std::string caps = caps_string(desc);

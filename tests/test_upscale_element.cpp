@@ -25,8 +25,7 @@ namespace {
 
 GstHarness* upscale_harness(const ImageDesc& in, const std::string& out_caps, const char* backend,
                             const char* method) {
-  GstHarness* h = gst_harness_new("cudaupscale");
-  gst_util_set_object_arg(G_OBJECT(h->element), "backend", backend);
+  GstHarness* h = harness_with("cudaupscale", std::string("backend=") + backend);
   gst_util_set_object_arg(G_OBJECT(h->element), "method", method);
   gst_harness_set_src_caps_str(h, caps_string(in).c_str());
   gst_harness_set_sink_caps_str(h, out_caps.c_str());
@@ -132,8 +131,7 @@ TEST(UpscaleCaps, NegotiatesLikeVideoscale) {
 
 TEST(UpscaleCaps, AnamorphicInputKeepsDisplayAspect) {
   // 360x240 with 2:1 pixels displays as 720x240.
-  GstHarness* h = gst_harness_new("cudaupscale");
-  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
+  GstHarness* h = harness_with("cudaupscale", "backend=cpu");
   gst_harness_set_src_caps_str(
       h, "video/x-raw,format=RGBA,width=360,height=240,framerate=30/1,pixel-aspect-ratio=2/1");
   gst_harness_set_sink_caps_str(h, "video/x-raw,width=720,pixel-aspect-ratio=1/1");
@@ -156,9 +154,8 @@ TEST(UpscaleCaps, FactorFixesTheOutputSize) {
   const ImageDesc in{PixelFormat::I420, 160, 90};
   HostImage src(in);
   src.fill_random(8);
-  GstHarness* h = gst_harness_new("cudaupscale");
+  GstHarness* h = harness_with("cudaupscale", "backend=cpu");
   g_object_set(h->element, "factor", 3.0, nullptr);
-  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
   gst_util_set_object_arg(G_OBJECT(h->element), "method", "nearest-neighbour");
   gst_harness_set_src_caps_str(h, caps_string(in).c_str());
   gst_harness_set_sink_caps_str(h, "video/x-raw");
@@ -285,8 +282,7 @@ TEST(UpscaleElement, InvalidCapsAreRejectedWithAnError) {
 // instead of producing a size that is not factor x input.
 TEST(UpscaleElement, FactorBeyondTheSizeLimitIsNotNegotiated) {
   const ImageDesc in{PixelFormat::GRAY8, 4000, 4};
-  GstHarness* h = gst_harness_new("cudaupscale");
-  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
+  GstHarness* h = harness_with("cudaupscale", "backend=cpu");
   g_object_set(h->element, "factor", 10.0, nullptr);
   gst_harness_set_src_caps_str(h, caps_string(in).c_str());
   gst_harness_set_sink_caps_str(h, "video/x-raw");
@@ -386,8 +382,7 @@ TEST(UpscaleMeta, RegionsAreScaledVideoMetasKeptOthersDropped) {
   const ImageDesc in{PixelFormat::RGBA, 64, 48};
   HostImage src(in);
   src.fill_random(40);
-  GstHarness* h = gst_harness_new("cudaupscale");
-  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
+  GstHarness* h = harness_with("cudaupscale", "backend=cpu");
   g_object_set(h->element, "factor", 2.0, nullptr);
   gst_harness_set_src_caps_str(h, caps_string(in).c_str());
   gst_harness_set_sink_caps_str(h, "video/x-raw");
@@ -472,9 +467,8 @@ GstBus* attach_bus(GstHarness* h) {
 // A factor whose output falls outside 1..32768 says so when the caps arrive.
 TEST(UpscaleElement, FactorOutOfRangeNamesTheCauseWhenCapsArrive) {
   const ImageDesc in{PixelFormat::GRAY8, 4000, 4};
-  GstHarness* h = gst_harness_new("cudaupscale");
+  GstHarness* h = harness_with("cudaupscale", "backend=cpu");
   GstBus* bus = attach_bus(h);
-  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
   g_object_set(h->element, "factor", 10.0, nullptr);
   gst_harness_set_src_caps_str(h, caps_string(in).c_str());
   gst_harness_set_sink_caps_str(h, "video/x-raw");
@@ -493,9 +487,8 @@ TEST(UpscaleElement, FactorOutOfRangeNamesTheCauseWhenCapsArrive) {
 // ... when the factor changes while playing ...
 TEST(UpscaleElement, FactorOutOfRangeNamesTheCauseWhenTheFactorChanges) {
   const ImageDesc in{PixelFormat::GRAY8, 4000, 4};
-  GstHarness* h = gst_harness_new("cudaupscale");
+  GstHarness* h = harness_with("cudaupscale", "backend=cpu");
   GstBus* bus = attach_bus(h);
-  gst_util_set_object_arg(G_OBJECT(h->element), "backend", "cpu");
   g_object_set(h->element, "factor", 4.0, nullptr);
   gst_harness_set_src_caps_str(h, caps_string(in).c_str());
   gst_harness_set_sink_caps_str(h, "video/x-raw");
@@ -555,8 +548,7 @@ TEST(UpscaleElement, RenegotiatesToANewSizeAndFormat) {
   for (const char* backend : {"cpu", "cuda"}) {
     if (std::string(backend) == "cuda" && !gpu_available())
       continue;
-    GstHarness* h = gst_harness_new("cudaupscale");
-    gst_util_set_object_arg(G_OBJECT(h->element), "backend", backend);
+    GstHarness* h = harness_with("cudaupscale", std::string("backend=") + backend);
     gst_util_set_object_arg(G_OBJECT(h->element), "method", "nearest-neighbour");
     g_object_set(h->element, "factor", 2.0, nullptr);
     gst_harness_set_sink_caps_str(h, "video/x-raw");

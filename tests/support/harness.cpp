@@ -74,6 +74,24 @@ char pad_memory(GstElement* e, const char* pad_name) {
   return m;
 }
 
+GstHarness* harness_with(const char* factory, const std::string& props) {
+  GstElement* e = gst_element_factory_make(factory, nullptr);
+  EXPECT_NE(e, nullptr) << "no element " << factory;
+  if (!e)
+    return gst_harness_new("identity");
+  gchar** pairs = g_strsplit(props.c_str(), " ", -1);
+  for (gchar** kv = pairs; *kv; kv++) {
+    gchar** nv = g_strsplit(*kv, "=", 2);
+    if (nv[0] && nv[1])
+      gst_util_set_object_arg(G_OBJECT(e), nv[0], nv[1]);
+    g_strfreev(nv);
+  }
+  g_strfreev(pairs);
+  GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
+  gst_object_unref(e);
+  return h;
+}
+
 std::string negotiated_memory(GstHarness* h) {
   std::string m;
   for (int i = 0;; i++) {
