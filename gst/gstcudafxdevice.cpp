@@ -208,7 +208,8 @@ GstCudaFxDevice::new_cuda_pool (GstCaps * caps, guint * size, guint min, guint m
 }
 
 gboolean
-GstCudaFxDevice::propose_allocation (GstElement * element, GstQuery * query)
+GstCudaFxDevice::propose_allocation (GstElement * element, GstQuery * query,
+    bool add_video_meta)
 {
   GstCaps *caps = nullptr;
   gboolean need_pool = FALSE;
@@ -216,7 +217,8 @@ GstCudaFxDevice::propose_allocation (GstElement * element, GstQuery * query)
   gst_query_parse_allocation (query, &caps, &need_pool);
   if (!caps || !gst_video_info_from_caps (&info, caps))
     return FALSE;
-  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, nullptr);
+  if (add_video_meta)
+    gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, nullptr);
   if (!need_pool)
     return TRUE;
   guint size = GST_VIDEO_INFO_SIZE (&info);

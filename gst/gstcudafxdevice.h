@@ -84,8 +84,12 @@ public:
   /* Answers an allocation query from upstream: the video meta, and when a
    * pool is wanted, the pool for its caps (CUDA memory: a CUDA pool; system
    * memory with the CUDA backend: a pinned pool, and the pinned allocator as
-   * the query's allocation parameter; else a plain video pool). */
-  gboolean propose_allocation (GstElement * element, GstQuery * query);
+   * the query's allocation parameter; else a plain video pool). With
+   * `add_video_meta` false (a passthrough element, whose buffers go on
+   * downstream: only downstream may say that it reads the meta) the meta is
+   * left out of the query. */
+  gboolean propose_allocation (GstElement * element, GstQuery * query,
+      bool add_video_meta = true);
 
   /* A device image shaped like `host` in `buf` (grown when too small, else
    * reused: no per-frame allocation). Rows keep the host pitch when it is a
