@@ -3,7 +3,10 @@
 # CUDAFX_REQUIRE_GPU=1 so that a missing device or nvcodec element fails
 # instead of skipping, then a memcheck pass over the CUDA cases.
 #   scripts/gpu-tests.sh BUILD_DIR [OUT_DIR] [GTEST_FILTER_FOR_MEMCHECK]
-# MEMCHECK=0 leaves the memcheck pass out.
+# MEMCHECK=0 leaves the memcheck pass out. RACECHECK="suite ..." runs those
+# suites' CUDA cases (RACECHECK_FILTER, default the memcheck filter) under
+# racecheck and synccheck too (shared-memory kernels; racecheck is ~70x slower
+# than a plain run, so a narrow filter).
 # memcheck runs every case of the element and base-class suites (small
 # frames) and the filter's cases (default: the CUDA ones) of the others.
 # BUILD_DIR: a build configured for the GPU's architecture (-Dcuda-arch=90);
@@ -44,15 +47,25 @@ if [ "${MEMCHECK:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
   for t in "$build"/tests/test_*; do
     name=$(basename "$t")
     case $name in
-      test_filter_modes|test_filter_idioms|test_gaussian_element|test_upscale_element) filter='*' ;;
+      test_filter_modes|test_filter_idioms|test_gaussian_element|test_upscale_element|test_harris_element|test_corners_meta) filter='*' ;;
       test_support) continue ;;
       *) filter=$memcheck_filter ;;
     esac
-    compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+    compute-sanitizer --tool memcheck --leak-check full --require-cuda-init=no --error-exitcode 9 \
       "$t" --gtest_filter="$filter" > "$out/memcheck-$name.log" 2>&1
     rc=$?
     echo "memcheck $name: rc=$rc $(grep -E 'ERROR SUMMARY' "$out/memcheck-$name.log" | tail -1) $(grep -cE '^\[       OK \]' "$out/memcheck-$name.log") ok"
     [ $rc -eq 0 ] || status=1
   done
 fi
+for name in ${RACECHECK:-}; do
+  t=$build/tests/$name
+  for tool in racecheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 \
+      "$t" --gtest_filter="${RACECHECK_FILTER:-$memcheck_filter}" > "$out/$tool-$name.log" 2>&1
+    rc=$?
+    echo "$tool $name: rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool-$name.log" | tail -1) $(grep -cE '^\[       OK \]' "$out/$tool-$name.log") ok"
+    [ $rc -eq 0 ] || status=1
+  done
+done
 exit $status
