@@ -2,7 +2,12 @@
 // on the caller's stream.
 //
 // 1. harris_response_kernel: one pass over the frame. A block of 256
-//    threads owns a 32x16 tile of responses; in shared memory it builds,
+//    threads owns a 64x16 tile of responses (32x16 with 64-bit sums). A
+//    tile whose halo lies inside the frame runs the fast stages
+//    (ResponseFastTile, harris_fast_tile.hpp: runs of 4 outputs an item,
+//    constant Sobel taps, running box sums); the others run, in 32-column
+//    slices, the staged tile with the border rule. The staged tile:
+//    a block owns a 32x16 tile of responses; in shared memory it builds,
 //    stage by stage (one barrier each; ResponseTile in harris_kernels.hpp),
 //    the grey tile with a halo of gradient_radius + block_radius (luma
 //    conversion and border rule applied while loading), the row pass of the
@@ -14,7 +19,8 @@
 //    proves the sums fit (HarrisPlan::narrow), the same integers either way.
 //    The block's largest response goes to the frame maximum with one
 //    atomicMax on its bits (positive floats order as their bits).
-// 2. harris_nms_kernel: a thread per pixel; a pixel above the threshold
+// 2. harris_nms_kernel: a thread per 4 pixels of a row (one 16-byte load);
+//    a pixel above the threshold
 //    scans its (2r+1)^2 square in the response (L2-resident after kernel 1)
 //    and stops at the first pixel that beats it; survivors append their
 //    sort key (score, position) through one atomicAdd per warp. The append
@@ -54,27 +60,55 @@ constexpr size_t kAlign = 256;
 template <int GR, int BR, class Acc>
 __global__ void __launch_bounds__(kThreads)
     harris_response_kernel(const __grid_constant__ ResponseArgs a) {
-  __shared__ ResponseTile<GR, BR, Acc> tile;
-  __shared__ float warp_max[kThreads / 32];
+  using Fast = ResponseFastTile<GR, BR, Acc>;
   using Tile = ResponseTile<GR, BR, Acc>;
-  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
+  // Interior blocks run the fast stages, the others (their halo crosses an
+  // edge of the frame) the staged tile with the border rule, in
+  // kTileW-column slices.
+  union Shared {
+    Fast fast;
+    Tile tile;
+  };
+  __shared__ Shared sm;
+  __shared__ float warp_max[kThreads / 32];
+  const int x0 = blockIdx.x * Fast::kFastW, y0 = blockIdx.y * kFastH;
   const int tid = threadIdx.x;
-
-  for (int i = tid; i < Tile::kLoadItems; i += kThreads)
-    tile.load(a, x0, y0, i);
-  __syncthreads();
-  for (int i = tid; i < Tile::kRowItems; i += kThreads)
-    tile.rows(a, x0, i);
-  __syncthreads();
-  for (int i = tid; i < Tile::kColItems; i += kThreads)
-    tile.cols(a, y0, i);
-  __syncthreads();
-  for (int i = tid; i < Tile::kHsumItems; i += kThreads)
-    tile.hsum(a, i);
-  __syncthreads();
   float local_max = 0.0f;
-  for (int i = tid; i < Tile::kOutputItems; i += kThreads)
-    local_max = fmaxf(local_max, tile.output(a, x0, y0, i));
+
+  if (Fast::fits(a, x0, y0)) {
+    for (int i = tid; i < Fast::kLoadItems; i += kThreads)
+      sm.fast.load(a, x0, y0, i);
+    __syncthreads();
+    for (int i = tid; i < Fast::kRowItems; i += kThreads)
+      sm.fast.rows(i);
+    __syncthreads();
+    for (int i = tid; i < Fast::kColItems; i += kThreads)
+      sm.fast.cols(i);
+    __syncthreads();
+    for (int i = tid; i < Fast::kHsumItems; i += kThreads)
+      sm.fast.hsum(a, i);
+    __syncthreads();
+    for (int i = tid; i < Fast::kOutputItems; i += kThreads)
+      local_max = fmaxf(local_max, sm.fast.output(a, x0, y0, i));
+  } else {
+    for (int xs = x0; xs < x0 + Fast::kFastW && xs < a.width; xs += kTileW) {
+      for (int i = tid; i < Tile::kLoadItems; i += kThreads)
+        sm.tile.load(a, xs, y0, i);
+      __syncthreads();
+      for (int i = tid; i < Tile::kRowItems; i += kThreads)
+        sm.tile.rows(a, xs, i);
+      __syncthreads();
+      for (int i = tid; i < Tile::kColItems; i += kThreads)
+        sm.tile.cols(a, y0, i);
+      __syncthreads();
+      for (int i = tid; i < Tile::kHsumItems; i += kThreads)
+        sm.tile.hsum(a, i);
+      __syncthreads();
+      for (int i = tid; i < Tile::kOutputItems; i += kThreads)
+        local_max = fmaxf(local_max, sm.tile.output(a, xs, y0, i));
+      __syncthreads();  // the next slice overwrites the tile
+    }
+  }
 
   if (a.max_bits) {  // the same for the whole grid
 #pragma unroll
@@ -96,28 +130,28 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kNmsW* kNmsH) harris_nms_kernel(const __grid_constant__ NmsArgs a) {
-  const int x = blockIdx.x * kNmsW + threadIdx.x;
+  const int x0 = (blockIdx.x * kNmsW + threadIdx.x) * kNmsRun;
   const int y = blockIdx.y * kNmsH + threadIdx.y;
   const float t = harris_threshold(a.relative, a.threshold, __uint_as_float(a.state->max_bits));
-  bool keep = false;
-  float v = 0.0f;
-  if (x < a.width && y < a.height) {
-    v = harris_response_at(a.resp, a.resp_pitch, x, y);
-    keep = v > t && harris_is_local_max(a.resp, a.resp_pitch, a.width, a.height, a.radius, x, y, v);
-  }
-  // One atomicAdd per warp (blockDim.x is 32: a warp is one row of the
-  // block); every thread of the warp reaches the ballot.
-  const unsigned mask = __ballot_sync(0xffffffffu, keep);
-  if (mask) {
-    const int lane = threadIdx.x;
+  float v[kNmsRun];
+  bool keep[kNmsRun];
+  nms_run(a, t, x0, y, v, keep);
+  // One atomicAdd per warp and run position (blockDim.x is 32: a warp is
+  // one row of the block); every thread of the warp reaches the ballots.
+  const int lane = threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < kNmsRun; k++) {
+    const unsigned mask = __ballot_sync(0xffffffffu, keep[k]);
+    if (!mask)
+      continue;
     unsigned base = 0;
     if (lane == 0)
       base = atomicAdd(&a.state->count, static_cast<unsigned>(__popc(mask)));
     base = __shfl_sync(0xffffffffu, base, 0);
-    if (keep) {
+    if (keep[k]) {
       const unsigned slot = base + __popc(mask & ((1u << lane) - 1u));
       if (slot < a.capacity)  // never false: capacity bounds the corners of a frame
-        a.keys[slot] = harris_key(v, static_cast<uint32_t>(y) * a.width + x);
+        a.keys[slot] = harris_key(v[k], static_cast<uint32_t>(y) * a.width + x0 + k);
     }
   }
 }
@@ -218,32 +252,42 @@ size_t result_bytes(const HarrisPlan& plan) {
          static_cast<size_t>(plan.params.max_corners) * sizeof(HarrisCorner);
 }
 
+template <int GR, int BR, class Acc>
+void launch_response(const ResponseArgs& a, cudaStream_t s) {
+  const dim3 grid((a.width + ResponseFastTile<GR, BR, Acc>::kFastW - 1) / ResponseFastTile<GR, BR, Acc>::kFastW,
+                  (a.height + kFastH - 1) / kFastH);
+  harris_response_kernel<GR, BR, Acc><<<grid, kThreads, 0, s>>>(a);
+}
+
 template <int GR, int BR>
-void launch_response(const ResponseArgs& a, bool narrow, dim3 grid, cudaStream_t s) {
+void launch_response(const ResponseArgs& a, bool narrow, cudaStream_t s) {
   if constexpr (GR <= 2) {
-    if (narrow) {
-      harris_response_kernel<GR, BR, unsigned><<<grid, kThreads, 0, s>>>(a);
-      return;
-    }
+    if (narrow)
+      return launch_response<GR, BR, unsigned>(a, s);
   }
-  harris_response_kernel<GR, BR, long long><<<grid, kThreads, 0, s>>>(a);
+  launch_response<GR, BR, long long>(a, s);
 }
 
 template <int GR>
-void launch_response(const ResponseArgs& a, int br, bool narrow, dim3 grid, cudaStream_t s) {
+void launch_response(const ResponseArgs& a, int br, bool narrow, cudaStream_t s) {
   switch (br) {
     case 1:
-      return launch_response<GR, 1>(a, narrow, grid, s);
+      return launch_response<GR, 1>(a, narrow, s);
     case 2:
-      return launch_response<GR, 2>(a, narrow, grid, s);
+      return launch_response<GR, 2>(a, narrow, s);
     default:
-      return launch_response<GR, 3>(a, narrow, grid, s);
+      return launch_response<GR, 3>(a, narrow, s);
   }
 }
 
 }  // namespace
 
 Status harris_cuda_prepare(const HarrisPlan& plan, HarrisCudaBuffers* b) {
+  // The fast stages compile the Sobel taps in: they must be the plan's.
+  for (int t = 0; t <= 2 * plan.grad_radius; t++)
+    if (plan.deriv[t] != sobel_deriv(plan.grad_radius, t) ||
+        plan.smooth[t] != sobel_smooth(plan.grad_radius, t))
+      return Status::error(StatusCode::Internal, "harris: the kernels' Sobel taps differ from the plan's");
   const int W = plan.desc.width, H = plan.desc.height;
   const size_t res = result_bytes(plan);
   b->response_pitch = align_up(static_cast<size_t>(W) * sizeof(float));
@@ -302,16 +346,15 @@ Status harris_cuda(const HarrisPlan& plan, const ImageView& src, const HarrisRes
 
   const ResponseArgs a =
       response_args(plan, src, resp, resp_pitch, detect ? &state->max_bits : nullptr);
-  const dim3 grid((W + kTileW - 1) / kTileW, (H + kTileH - 1) / kTileH);
   switch (plan.grad_radius) {
     case 1:
-      launch_response<1>(a, plan.block_radius, plan.narrow, grid, s);
+      launch_response<1>(a, plan.block_radius, plan.narrow, s);
       break;
     case 2:
-      launch_response<2>(a, plan.block_radius, plan.narrow, grid, s);
+      launch_response<2>(a, plan.block_radius, plan.narrow, s);
       break;
     default:
-      launch_response<3>(a, plan.block_radius, plan.narrow, grid, s);
+      launch_response<3>(a, plan.block_radius, plan.narrow, s);
       break;
   }
   CUDAFX_CUDA_TRY(cudaGetLastError());
@@ -319,7 +362,7 @@ Status harris_cuda(const HarrisPlan& plan, const ImageView& src, const HarrisRes
     return Status::ok();
 
   auto* keys = reinterpret_cast<unsigned long long*>(base + b->keys_at);
-  const dim3 nms_grid((W + kNmsW - 1) / kNmsW, (H + kNmsH - 1) / kNmsH);
+  const dim3 nms_grid((W + kNmsW * kNmsRun - 1) / (kNmsW * kNmsRun), (H + kNmsH - 1) / kNmsH);
   harris_nms_kernel<<<nms_grid, dim3(kNmsW, kNmsH), 0, s>>>(
       nms_args(plan, resp, resp_pitch, state, keys));
   CUDAFX_CUDA_TRY(cudaGetLastError());

@@ -22,24 +22,41 @@ using namespace harris_kernels;
 
 template <int GR, int BR, class Acc>
 void emulate_response(const ResponseArgs& a) {
+  using Fast = ResponseFastTile<GR, BR, Acc>;
   using Tile = ResponseTile<GR, BR, Acc>;
+  std::unique_ptr<Fast> fast(new Fast);
   std::unique_ptr<Tile> tile(new Tile);
-  const int bx_n = (a.width + kTileW - 1) / kTileW, by_n = (a.height + kTileH - 1) / kTileH;
-  for (int by = 0; by < by_n; by++) {
+  const int bx_n = (a.width + Fast::kFastW - 1) / Fast::kFastW, by_n = (a.height + kFastH - 1) / kFastH;
+  for (int by = by_n - 1; by >= 0; by--) {  // an order a GPU could choose
     for (int bx = 0; bx < bx_n; bx++) {
       // Stale values from the previous block, as shared memory would hold.
-      const int x0 = bx * kTileW, y0 = by * kTileH;
-      for (int i = 0; i < Tile::kLoadItems; i++)
-        tile->load(a, x0, y0, i);
-      for (int i = 0; i < Tile::kRowItems; i++)
-        tile->rows(a, x0, i);
-      for (int i = 0; i < Tile::kColItems; i++)
-        tile->cols(a, y0, i);
-      for (int i = 0; i < Tile::kHsumItems; i++)
-        tile->hsum(a, i);
+      const int x0 = bx * Fast::kFastW, y0 = by * kFastH;
       float m = 0.0f;
-      for (int i = 0; i < Tile::kOutputItems; i++)
-        m = std::max(m, tile->output(a, x0, y0, i));
+      if (Fast::fits(a, x0, y0)) {
+        for (int i = 0; i < Fast::kLoadItems; i++)
+          fast->load(a, x0, y0, i);
+        for (int i = 0; i < Fast::kRowItems; i++)
+          fast->rows(i);
+        for (int i = 0; i < Fast::kColItems; i++)
+          fast->cols(i);
+        for (int i = 0; i < Fast::kHsumItems; i++)
+          fast->hsum(a, i);
+        for (int i = 0; i < Fast::kOutputItems; i++)
+          m = std::max(m, fast->output(a, x0, y0, i));
+      } else {
+        for (int xs = x0; xs < x0 + Fast::kFastW && xs < a.width; xs += kTileW) {
+          for (int i = 0; i < Tile::kLoadItems; i++)
+            tile->load(a, xs, y0, i);
+          for (int i = 0; i < Tile::kRowItems; i++)
+            tile->rows(a, xs, i);
+          for (int i = 0; i < Tile::kColItems; i++)
+            tile->cols(a, y0, i);
+          for (int i = 0; i < Tile::kHsumItems; i++)
+            tile->hsum(a, i);
+          for (int i = 0; i < Tile::kOutputItems; i++)
+            m = std::max(m, tile->output(a, xs, y0, i));
+        }
+      }
       if (a.max_bits && m > 0.0f)
         *a.max_bits = std::max(*a.max_bits, harris_float_bits(m));
     }
@@ -69,7 +86,8 @@ void emulate_response(const ResponseArgs& a, int br, bool narrow) {
 }
 
 void emulate_nms(const NmsArgs& a) {
-  const int bx_n = (a.width + kNmsW - 1) / kNmsW, by_n = (a.height + kNmsH - 1) / kNmsH;
+  constexpr int kSpan = kNmsW * kNmsRun;  // pixels a block row
+  const int bx_n = (a.width + kSpan - 1) / kSpan, by_n = (a.height + kNmsH - 1) / kNmsH;
   const long blocks = static_cast<long>(bx_n) * by_n;
   // A permutation of the blocks: a stride coprime with their number.
   long stride = blocks / 2 + 1;
@@ -81,31 +99,28 @@ void emulate_nms(const NmsArgs& a) {
     for (int ty = kNmsH - 1; ty >= 0; ty--) {  // the block's warps, last first
       const float t =
           harris_threshold(a.relative, a.threshold, harris_bits_float(a.state->max_bits));
-      bool keep[32];
-      float v[32];
-      unsigned mask = 0;
+      bool keep[32][kNmsRun];
+      float v[32][kNmsRun];
       const int y = by * kNmsH + ty;
-      for (int lane = 0; lane < 32; lane++) {
-        const int x = bx * kNmsW + lane;
-        keep[lane] = false;
-        v[lane] = 0.0f;
-        if (x < a.width && y < a.height) {
-          v[lane] = harris_response_at(a.resp, a.resp_pitch, x, y);
-          keep[lane] = v[lane] > t && harris_is_local_max(a.resp, a.resp_pitch, a.width,
-                                                          a.height, a.radius, x, y, v[lane]);
-        }
-        mask |= keep[lane] ? 1u << lane : 0u;
-      }
-      if (!mask)
-        continue;
-      const unsigned base = a.state->count;
-      a.state->count += static_cast<unsigned>(__builtin_popcount(mask));
-      for (int lane = 0; lane < 32; lane++) {
-        if (!keep[lane])
+      for (int lane = 0; lane < 32; lane++)
+        nms_run(a, t, (bx * kNmsW + lane) * kNmsRun, y, v[lane], keep[lane]);
+      for (int k = 0; k < kNmsRun; k++) {
+        unsigned mask = 0;
+        for (int lane = 0; lane < 32; lane++)
+          mask |= keep[lane][k] ? 1u << lane : 0u;
+        if (!mask)
           continue;
-        const unsigned slot = base + static_cast<unsigned>(__builtin_popcount(mask & ((1u << lane) - 1u)));
-        if (slot < a.capacity)
-          a.keys[slot] = harris_key(v[lane], static_cast<uint32_t>(y) * a.width + bx * kNmsW + lane);
+        const unsigned base = a.state->count;
+        a.state->count += static_cast<unsigned>(__builtin_popcount(mask));
+        for (int lane = 0; lane < 32; lane++) {
+          if (!keep[lane][k])
+            continue;
+          const unsigned slot =
+              base + static_cast<unsigned>(__builtin_popcount(mask & ((1u << lane) - 1u)));
+          const int x = (bx * kNmsW + lane) * kNmsRun + k;
+          if (slot < a.capacity)
+            a.keys[slot] = harris_key(v[lane][k], static_cast<uint32_t>(y) * a.width + x);
+        }
       }
     }
   }

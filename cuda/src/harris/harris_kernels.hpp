@@ -27,7 +27,8 @@ namespace cudafx {
 namespace harris_kernels {
 
 constexpr int kTileW = 32, kTileH = 16, kThreads = 256;  // response kernel
-constexpr int kNmsW = 32, kNmsH = 8;                     // suppression kernel
+constexpr int kNmsW = 32, kNmsH = 8;                     // suppression kernel (threads)
+constexpr int kNmsRun = 4;                               // suppression: pixels a thread
 constexpr int kSelectThreads = 1024;                     // selection kernel
 constexpr int kMinSortCapacity = 2048;
 
@@ -50,12 +51,14 @@ struct ResponseArgs {
   const uint8_t* src;
   size_t src_pitch;
   int channels, ro, go, bo;  // ro < 0: byte 0 is the grey value
+  bool word4;                // 4-byte pixels at 4-byte aligned addresses: one load a pixel
   float* resp;
   size_t resp_pitch;
   int width, height;
   BorderMode border;
   int deriv[kHarrisMaxTaps], smooth[kHarrisMaxTaps], window[kHarrisMaxTaps];
   float norm, k;
+  bool box;            // window weights all 1: window sums run (add one, drop one)
   unsigned* max_bits;  // nullptr: the maximum is not wanted
 };
 
@@ -226,7 +229,37 @@ struct NmsArgs {
   DeviceState* state;
   unsigned long long* keys;
   unsigned capacity;
+  bool vec4;  // rows 16-byte aligned: a thread's run is one 16-byte load
 };
+
+// Suppression of the kNmsRun pixels from (x0, y): their responses (one
+// 16-byte load where the rows allow it) and whether each is a corner. Most
+// pixels are below the threshold: a thread a pixel spent its time on
+// indexing and the ballot, not on the test.
+CUDAFX_HD void nms_run(const NmsArgs& a, float t, int x0, int y, float v[kNmsRun],
+                       bool keep[kNmsRun]) {
+  const bool row_in = y < a.height;
+  const float* row = row_in ? reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(a.resp) +
+                                                             static_cast<size_t>(y) * a.resp_pitch)
+                            : nullptr;
+  if (row_in && a.vec4 && x0 + kNmsRun <= a.width) {
+#if defined(__CUDA_ARCH__)
+    const float4 q = *reinterpret_cast<const float4*>(row + x0);
+    v[0] = q.x;
+    v[1] = q.y;
+    v[2] = q.z;
+    v[3] = q.w;
+#else
+    std::memcpy(v, row + x0, kNmsRun * sizeof(float));
+#endif
+  } else {
+    for (int k = 0; k < kNmsRun; k++)
+      v[k] = row_in && x0 + k < a.width ? row[x0 + k] : 0.0f;
+  }
+  for (int k = 0; k < kNmsRun; k++)
+    keep[k] = row_in && x0 + k < a.width && v[k] > t &&
+              harris_is_local_max(a.resp, a.resp_pitch, a.width, a.height, a.radius, x0 + k, y, v[k]);
+}
 
 struct SelectArgs {
   const unsigned long long* keys;
@@ -302,8 +335,11 @@ inline ResponseArgs response_args(const HarrisPlan& plan, const ImageView& src, 
     a.smooth[t] = plan.smooth[t];
     a.window[t] = plan.window[t];
   }
+  a.word4 = plan.luma.channels == 4 && plan.luma.r >= 0 &&
+            reinterpret_cast<uintptr_t>(p0.data) % 4 == 0 && p0.pitch % 4 == 0;
   a.norm = plan.norm;
   a.k = plan.params.k;
+  a.box = plan.params.window == HarrisWindow::Box;
   a.max_bits = max_bits;
   return a;
 }
@@ -321,6 +357,7 @@ inline NmsArgs nms_args(const HarrisPlan& plan, const float* resp, size_t resp_p
   n.state = state;
   n.keys = keys;
   n.capacity = static_cast<unsigned>(plan.capacity);
+  n.vec4 = reinterpret_cast<uintptr_t>(resp) % 16 == 0 && resp_pitch % 16 == 0;
   return n;
 }
 
@@ -346,3 +383,5 @@ inline SelectArgs select_args(const HarrisPlan& plan, const unsigned long long* 
 
 }  // namespace harris_kernels
 }  // namespace cudafx
+
+#include "harris/harris_fast_tile.hpp"
