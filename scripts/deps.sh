@@ -10,6 +10,7 @@ pkgs=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-libav
   libgtest-dev libopencv-core-dev libopencv-imgproc-dev libzstd-dev zlib1g-dev
+  libpango1.0-dev fonts-dejavu-core
   clang libclang-rt-14-dev
 )
 missing=()
