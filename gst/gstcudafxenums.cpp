@@ -112,6 +112,82 @@ gst_cuda_harris_shape_get_type (void)
   return register_enum (&type, "GstCudaHarrisShape", values);
 }
 
+GType
+gst_cuda_text_halign_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_TEXT_HALIGN_LEFT, "Left", "left"},
+    {GST_CUDA_TEXT_HALIGN_CENTER, "Center", "center"},
+    {GST_CUDA_TEXT_HALIGN_RIGHT, "Right", "right"},
+    {GST_CUDA_TEXT_HALIGN_POSITION, "Position (xpos, the text's centre)", "position"},
+    {GST_CUDA_TEXT_HALIGN_ABSOLUTE, "Absolute (xpos, the text's left edge)", "absolute"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaTextHAlign", values);
+}
+
+GType
+gst_cuda_text_valign_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_TEXT_VALIGN_BASELINE, "Baseline", "baseline"},
+    {GST_CUDA_TEXT_VALIGN_BOTTOM, "Bottom", "bottom"},
+    {GST_CUDA_TEXT_VALIGN_TOP, "Top", "top"},
+    {GST_CUDA_TEXT_VALIGN_POSITION, "Position (ypos, the text's centre)", "position"},
+    {GST_CUDA_TEXT_VALIGN_CENTER, "Center", "center"},
+    {GST_CUDA_TEXT_VALIGN_ABSOLUTE, "Absolute (ypos, the text's top edge)", "absolute"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaTextVAlign", values);
+}
+
+GType
+gst_cuda_text_line_align_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_TEXT_LINE_ALIGN_LEFT, "Lines aligned left", "left"},
+    {GST_CUDA_TEXT_LINE_ALIGN_CENTER, "Lines centred", "center"},
+    {GST_CUDA_TEXT_LINE_ALIGN_RIGHT, "Lines aligned right", "right"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaTextLineAlign", values);
+}
+
+GType
+gst_cuda_text_wrap_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_TEXT_WRAP_NONE, "No wrapping", "none"},
+    {GST_CUDA_TEXT_WRAP_WORD, "At word boundaries", "word"},
+    {GST_CUDA_TEXT_WRAP_CHAR, "At any character", "char"},
+    {GST_CUDA_TEXT_WRAP_WORD_CHAR, "At word boundaries, characters where a word does not fit",
+        "wordchar"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaTextWrapMode", values);
+}
+
+GType
+gst_cuda_text_time_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_TEXT_TIME_NONE, "No time shown", "none"},
+    {GST_CUDA_TEXT_TIME_BUFFER, "The buffer's timestamp", "buffer-time"},
+    {GST_CUDA_TEXT_TIME_STREAM, "Stream time", "stream-time"},
+    {GST_CUDA_TEXT_TIME_RUNNING, "Running time", "running-time"},
+    {GST_CUDA_TEXT_TIME_CODE, "The buffer's time code (GstVideoTimeCodeMeta)", "time-code"},
+    {GST_CUDA_TEXT_TIME_ELAPSED_RUNNING, "Running time since the first frame",
+        "elapsed-running-time"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaTextTimeMode", values);
+}
+
 cudafx::BorderMode
 gst_cuda_fx_border_to_op (GstCudaFxBorderMode mode)
 {

@@ -76,6 +76,63 @@ typedef enum
 #define GST_TYPE_CUDA_HARRIS_SHAPE (gst_cuda_harris_shape_get_type ())
 GType gst_cuda_harris_shape_get_type (void);
 
+/* cudatextoverlay's enums: textoverlay's and timeoverlay's values and nicks,
+ * so that launch lines and numbers written for them mean the same here. */
+typedef enum
+{
+  GST_CUDA_TEXT_HALIGN_LEFT = 0,
+  GST_CUDA_TEXT_HALIGN_CENTER = 1,
+  GST_CUDA_TEXT_HALIGN_RIGHT = 2,
+  GST_CUDA_TEXT_HALIGN_POSITION = 4,
+  GST_CUDA_TEXT_HALIGN_ABSOLUTE = 5,
+} GstCudaTextHAlign;
+#define GST_TYPE_CUDA_TEXT_HALIGN (gst_cuda_text_halign_get_type ())
+GType gst_cuda_text_halign_get_type (void);
+
+typedef enum
+{
+  GST_CUDA_TEXT_VALIGN_BASELINE = 0,
+  GST_CUDA_TEXT_VALIGN_BOTTOM = 1,
+  GST_CUDA_TEXT_VALIGN_TOP = 2,
+  GST_CUDA_TEXT_VALIGN_POSITION = 3,
+  GST_CUDA_TEXT_VALIGN_CENTER = 4,
+  GST_CUDA_TEXT_VALIGN_ABSOLUTE = 5,
+} GstCudaTextVAlign;
+#define GST_TYPE_CUDA_TEXT_VALIGN (gst_cuda_text_valign_get_type ())
+GType gst_cuda_text_valign_get_type (void);
+
+typedef enum
+{
+  GST_CUDA_TEXT_LINE_ALIGN_LEFT = 0,
+  GST_CUDA_TEXT_LINE_ALIGN_CENTER = 1,
+  GST_CUDA_TEXT_LINE_ALIGN_RIGHT = 2,
+} GstCudaTextLineAlign;
+#define GST_TYPE_CUDA_TEXT_LINE_ALIGN (gst_cuda_text_line_align_get_type ())
+GType gst_cuda_text_line_align_get_type (void);
+
+typedef enum
+{
+  GST_CUDA_TEXT_WRAP_NONE = -1,
+  GST_CUDA_TEXT_WRAP_WORD = 0,
+  GST_CUDA_TEXT_WRAP_CHAR = 1,
+  GST_CUDA_TEXT_WRAP_WORD_CHAR = 2,
+} GstCudaTextWrapMode;
+#define GST_TYPE_CUDA_TEXT_WRAP_MODE (gst_cuda_text_wrap_mode_get_type ())
+GType gst_cuda_text_wrap_mode_get_type (void);
+
+/* `time-mode`: timeoverlay's modes, and none. */
+typedef enum
+{
+  GST_CUDA_TEXT_TIME_NONE = -1,
+  GST_CUDA_TEXT_TIME_BUFFER = 0,
+  GST_CUDA_TEXT_TIME_STREAM = 1,
+  GST_CUDA_TEXT_TIME_RUNNING = 2,
+  GST_CUDA_TEXT_TIME_CODE = 3,
+  GST_CUDA_TEXT_TIME_ELAPSED_RUNNING = 4,
+} GstCudaTextTimeMode;
+#define GST_TYPE_CUDA_TEXT_TIME_MODE (gst_cuda_text_time_mode_get_type ())
+GType gst_cuda_text_time_mode_get_type (void);
+
 G_END_DECLS
 
 /* GObject value <-> op value. The GObject enums are validated by GObject, so

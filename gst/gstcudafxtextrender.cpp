@@ -8,21 +8,6 @@
 
 namespace {
 
-/* A font size in pixels (the layout's), from a description whose size may be
- * in points (at the resolution of the context, else of the font map: 96 dpi
- * unless set) or absolute. */
-double
-font_pixels (PangoFontMap * map, PangoContext * context, const PangoFontDescription * desc)
-{
-  const double size = pango_font_description_get_size (desc) / double (PANGO_SCALE);
-  if (pango_font_description_get_size_is_absolute (desc))
-    return size;
-  double dpi = pango_cairo_context_get_resolution (context);
-  if (dpi <= 0)
-    dpi = pango_cairo_font_map_get_resolution (PANGO_CAIRO_FONT_MAP (map));
-  return size * dpi / 72.0;
-}
-
 void
 set_source_argb (cairo_t * cr, uint32_t argb)
 {
@@ -95,11 +80,14 @@ GstCudaFxTextRenderer::render (const char *text, const GstCudaFxTextStyle & styl
       style.font_desc.empty ()? "Sans 12" : style.font_desc.c_str ());
   if (pango_font_description_get_size (desc) <= 0)
     pango_font_description_set_size (desc, 12 * PANGO_SCALE);
-  const double px = font_pixels (font_map_, context_, desc);
+  /* textoverlay sizes the shadow and the outline from the description's
+   * size as written (points, truncated), not from pixels: so do we, or the
+   * image and the placement differ from its by a pixel. */
+  const double px = pango_font_description_get_size (desc) / PANGO_SCALE;
   pango_layout_set_font_description (layout_, desc);
   pango_font_description_free (desc);
-  /* textoverlay's proportions: shadow offset font/13, outline width
-   * font/15 (at least 1), both in unscaled layout pixels. */
+  /* textoverlay's proportions: shadow offset size/13, outline width
+   * size/15 (at least 1), both in unscaled layout pixels. */
   const double shadow = style.draw_shadow ? std::ceil (px / 13.0) : 0.0;
   const double outline_width = std::max (1.0, px / 15.0);
   const double outline = style.draw_outline ? std::ceil (outline_width) : 0.0;

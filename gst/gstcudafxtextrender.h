@@ -1,6 +1,7 @@
 /* Text rendered as GStreamer's textoverlay renders it -- a Pango layout
- * painted by Cairo: a shadow (black, half transparent, offset by font size /
- * 13), an outline (a stroke font size / 15 wide, at least 1) and the fill --
+ * painted by Cairo: a shadow (black, half transparent, offset by the font
+ * size in points / 13), an outline (a stroke size / 15 wide, at least 1) and
+ * the fill --
  * into a premultiplied ARGB image (bytes B, G, R, A on little-endian
  * machines: what GstVideoOverlayRectangle and the cudafx overlay blend take).
  * cudatextoverlay renders once per change of text or style and uploads the

@@ -7,6 +7,9 @@
 #include "gstcudagaussian.h"
 #include "gstcudaharris.h"
 #include "gstcudaupscale.h"
+#if HAVE_TEXT
+#include "gstcudatextoverlay.h"
+#endif
 #if HAVE_GSTCUDA
 #include <gst/cuda/gstcudamemory.h>
 #endif
@@ -25,6 +28,9 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (cudaharris, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltaenc, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltadec, plugin);
+#if HAVE_TEXT
+  ok |= GST_ELEMENT_REGISTER (cudatextoverlay, plugin);
+#endif
   return ok;
 }
 

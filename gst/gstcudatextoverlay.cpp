@@ -1,0 +1,790 @@
+/**
+ * SECTION:element-cudatextoverlay
+ * @title: cudatextoverlay
+ *
+ * Text, times and clocks, and the overlay rectangles of upstream elements,
+ * blended onto video on a CUDA device (or on the CPU: the same bytes): what
+ * textoverlay, timeoverlay and clockoverlay do, without taking frames in
+ * memory:CUDAMemory back to the host.
+ *
+ * The text is Pango markup rendered with Cairo as textoverlay renders it
+ * (#GstCudaTextOverlay:font-desc, outline, shadow, wrapping, the same
+ * placement properties), into a premultiplied image that is rendered and
+ * uploaded again only when the string or a property changes; every frame
+ * then costs one blend of the text's rectangle (cudafx/overlay_blend.hpp:
+ * premultiplied "over", converted to the frame's matrix and range for YUV).
+ * #GstCudaTextOverlay:time-mode adds a timestamp or time code as
+ * timeoverlay does, #GstCudaTextOverlay:clock the wall clock as
+ * clockoverlay does. Rectangles of a GstVideoOverlayCompositionMeta
+ * (subtitles, logos) are blended first and the meta removed: the element
+ * offers meta:GstVideoOverlayComposition upstream, so those elements need
+ * no CPU blend either.
+ *
+ * Not yet: the text_sink pad for timed text, shaded-background, and the
+ * glyph atlas that will spare a changing time code its per-change Pango
+ * rendering (today a new string is rendered and uploaded again).
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12,width=1920,height=1080 ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! cudatextoverlay text="Camera 1" time-mode=running-time valignment=top halignment=left font-desc="Sans 24" ! cudadownload ! autovideosink
+ * ]| Stamps a label and the running time on frames in CUDA memory.
+ */
+#include "gstcudatextoverlay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cudafx/cuda_resources.hpp"
+#include "cudafx/overlay_blend.hpp"
+#include "gstcudafxenums.h"
+#include "gstcudafxtextrender.h"
+#include "gstcudafxtimetext.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_text_overlay_debug);
+#define GST_CAT_DEFAULT gst_cuda_text_overlay_debug
+
+enum
+{
+  PROP_0,
+  PROP_TEXT,
+  PROP_FONT_DESC,
+  PROP_HALIGNMENT,
+  PROP_VALIGNMENT,
+  PROP_XPAD,
+  PROP_YPAD,
+  PROP_DELTAX,
+  PROP_DELTAY,
+  PROP_XPOS,
+  PROP_YPOS,
+  PROP_LINE_ALIGNMENT,
+  PROP_WRAP_MODE,
+  PROP_COLOR,
+  PROP_OUTLINE_COLOR,
+  PROP_DRAW_OUTLINE,
+  PROP_DRAW_SHADOW,
+  PROP_AUTO_RESIZE,
+  PROP_SILENT,
+  PROP_TIME_MODE,
+  PROP_CLOCK,
+  PROP_TIME_FORMAT,
+  PROP_TIME_FIRST,
+};
+
+/* textoverlay's defaults. */
+#define DEFAULT_FONT_DESC ""
+#define DEFAULT_XPAD 25
+#define DEFAULT_YPAD 25
+#define DEFAULT_XPOS 0.5
+#define DEFAULT_YPOS 0.5
+#define DEFAULT_TIME_FORMAT "%H:%M:%S"
+/* textoverlay's auto-resize scales fonts as if the frame were this wide. */
+#define SCALE_BASIS 640.0
+
+struct GstCudaTextOverlaySettings
+{
+  std::string text;
+  std::string font_desc = DEFAULT_FONT_DESC;
+  GstCudaTextHAlign halign = GST_CUDA_TEXT_HALIGN_CENTER;
+  GstCudaTextVAlign valign = GST_CUDA_TEXT_VALIGN_BASELINE;
+  gint xpad = DEFAULT_XPAD, ypad = DEFAULT_YPAD, deltax = 0, deltay = 0;
+  gdouble xpos = DEFAULT_XPOS, ypos = DEFAULT_YPOS;
+  GstCudaTextLineAlign line_align = GST_CUDA_TEXT_LINE_ALIGN_CENTER;
+  GstCudaTextWrapMode wrap_mode = GST_CUDA_TEXT_WRAP_WORD_CHAR;
+  guint color = 0xffffffff, outline_color = 0xff000000;
+  gboolean draw_outline = TRUE, draw_shadow = TRUE, auto_resize = TRUE, silent = FALSE;
+  GstCudaTextTimeMode time_mode = GST_CUDA_TEXT_TIME_NONE;
+  gboolean clock = FALSE, time_first = FALSE;
+  std::string time_format = DEFAULT_TIME_FORMAT;
+  guint64 version = 0;          /* bumped on every change */
+};
+
+/* An image to blend: host pixels (kept alive until the frame's work is
+ * done) and, on the CUDA backend, their copy on the device. */
+struct GstCudaTextOverlayImage
+{
+  const uint8_t *host = nullptr;
+  size_t pitch = 0;
+  int width = 0, height = 0, x = 0, y = 0;
+  cudafx::DeviceBuffer device;
+};
+
+struct GstCudaTextOverlayState
+{
+  GstCudaTextOverlaySettings settings;
+
+  /* streaming thread */
+  GstCudaFxTextRenderer renderer;
+  GstVideoInfo info;
+  cudafx::Backend backend = cudafx::Backend::Cpu;
+  cudafx::OverlayColorimetry colour;
+  /* the text of the current frame (before_transform) */
+  std::string frame_text;
+  gboolean silent = FALSE;
+  /* the rendered text: from which string and settings, and where */
+  std::string rendered_text;
+  guint64 rendered_version = G_MAXUINT64;
+  GstCudaFxTextImage text;
+  GstCudaTextOverlayImage text_image;
+  bool text_uploaded = false;
+  /* upstream rectangles of the current frame, their pixel buffers held */
+  GstVideoOverlayComposition *composition = nullptr;
+  std::vector < GstBuffer * >rect_buffers;
+  std::vector < GstMapInfo > rect_maps;
+  /* device copies of upstream rectangles, by rectangle seqnum */
+  std::map < guint, std::unique_ptr < GstCudaTextOverlayImage >> rect_cache;
+  GstClockTime first_running_time = GST_CLOCK_TIME_NONE;
+};
+
+struct _GstCudaTextOverlay
+{
+  GstCudaFxFilter parent;
+  GstCudaTextOverlayState *state;
+};
+
+G_DEFINE_TYPE (GstCudaTextOverlay, gst_cuda_text_overlay, GST_TYPE_CUDA_FX_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (cudatextoverlay, "cudatextoverlay", GST_RANK_NONE,
+    GST_TYPE_CUDA_TEXT_OVERLAY);
+
+static GstCudaTextOverlaySettings
+copy_settings (GstCudaTextOverlay * self)
+{
+  GST_OBJECT_LOCK (self);
+  GstCudaTextOverlaySettings s = self->state->settings;
+  GST_OBJECT_UNLOCK (self);
+  return s;
+}
+
+static cudafx::OverlayColorimetry
+colorimetry_of (const GstVideoInfo * info)
+{
+  cudafx::OverlayColorimetry c;
+  switch (GST_VIDEO_INFO_COLORIMETRY (info).matrix) {
+    case GST_VIDEO_COLOR_MATRIX_BT709:
+      c.matrix = cudafx::ColorMatrix::BT709;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_BT2020:
+      c.matrix = cudafx::ColorMatrix::BT2020;
+      break;
+    default:
+      c.matrix = cudafx::ColorMatrix::BT601;
+      break;
+  }
+  c.range = GST_VIDEO_INFO_COLORIMETRY (info).range == GST_VIDEO_COLOR_RANGE_0_255 ||
+      GST_VIDEO_INFO_FORMAT (info) == GST_VIDEO_FORMAT_GRAY8 ?
+      cudafx::ColorRange::Full : cudafx::ColorRange::Limited;
+  return c;
+}
+
+static void
+release_rectangles (GstCudaTextOverlayState * st)
+{
+  for (size_t i = 0; i < st->rect_buffers.size (); i++) {
+    gst_buffer_unmap (st->rect_buffers[i], &st->rect_maps[i]);
+    gst_buffer_unref (st->rect_buffers[i]);
+  }
+  st->rect_buffers.clear ();
+  st->rect_maps.clear ();
+  if (st->composition)
+    gst_video_overlay_composition_unref (st->composition);
+  st->composition = nullptr;
+}
+
+static cudafx::Status
+gst_cuda_text_overlay_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConfig & config)
+{
+  GstCudaTextOverlayState *st = GST_CUDA_TEXT_OVERLAY (filter)->state;
+  st->info = *config.in_info;
+  st->backend = config.backend;
+  st->colour = colorimetry_of (config.in_info);
+  static const uint8_t probe[4] = { 0, 0, 0, 0 };
+  CUDAFX_TRY (cudafx::check_overlay (config.in, cudafx::OverlayImage { probe, 4, 1, 1 },
+          st->colour));
+  /* A new size or format places and scales the text anew. */
+  st->rendered_version = G_MAXUINT64;
+  st->text_uploaded = false;
+  st->rect_cache.clear ();
+  return cudafx::Status::ok ();
+}
+
+static void
+gst_cuda_text_overlay_teardown (GstCudaFxFilter * filter)
+{
+  GstCudaTextOverlayState *st = GST_CUDA_TEXT_OVERLAY (filter)->state;
+  st->text_image.device = cudafx::DeviceBuffer ();
+  st->text_uploaded = false;
+  st->rect_cache.clear ();
+  release_rectangles (st);
+}
+
+/* The string this frame shows: the text property, with the time and the
+ * clock as the properties ask (escaped: they are not markup). */
+static std::string
+frame_text (GstCudaTextOverlay * self, const GstCudaTextOverlaySettings & s, GstBuffer * buffer)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  GstCudaTextOverlayState *st = self->state;
+  std::string time;
+  const GstClockTime pts = GST_BUFFER_PTS (buffer);
+  switch (s.time_mode) {
+    case GST_CUDA_TEXT_TIME_BUFFER:
+      time = gst_cuda_fx_format_stream_time (pts);
+      break;
+    case GST_CUDA_TEXT_TIME_STREAM:
+      time = gst_cuda_fx_format_stream_time (gst_segment_to_stream_time (&trans->segment,
+              GST_FORMAT_TIME, pts));
+      break;
+    case GST_CUDA_TEXT_TIME_RUNNING:
+      time = gst_cuda_fx_format_stream_time (gst_segment_to_running_time (&trans->segment,
+              GST_FORMAT_TIME, pts));
+      break;
+    case GST_CUDA_TEXT_TIME_ELAPSED_RUNNING:{
+      const GstClockTime rt = gst_segment_to_running_time (&trans->segment, GST_FORMAT_TIME, pts);
+      if (GST_CLOCK_TIME_IS_VALID (rt) && !GST_CLOCK_TIME_IS_VALID (st->first_running_time))
+        st->first_running_time = rt;
+      if (GST_CLOCK_TIME_IS_VALID (rt) && rt >= st->first_running_time)
+        time = gst_cuda_fx_format_stream_time (rt - st->first_running_time);
+      break;
+    }
+    case GST_CUDA_TEXT_TIME_CODE:
+      time = gst_cuda_fx_format_time_code (buffer);
+      break;
+    default:
+      break;
+  }
+  std::string clock;
+  if (s.clock) {
+    GDateTime *now = g_date_time_new_now_local ();
+    clock = gst_cuda_fx_format_clock (now, s.time_format.c_str ());
+    g_date_time_unref (now);
+  }
+  auto escape =[](const std::string & v) {
+    gchar *e = g_markup_escape_text (v.c_str (), -1);
+    std::string out = e;
+    g_free (e);
+    return out;
+  };
+  return gst_cuda_fx_join_text (s.text, escape (time), escape (clock), s.time_first);
+}
+
+/* Per buffer, before the base class maps it: the string to show and the
+ * upstream rectangles (their pixels at their render size, premultiplied,
+ * global alpha applied). */
+static gboolean
+gst_cuda_text_overlay_prepare (GstCudaTextOverlay * self, GstBuffer * buffer)
+{
+  GstCudaTextOverlayState *st = self->state;
+  const GstCudaTextOverlaySettings s = copy_settings (self);
+  release_rectangles (st);
+  st->silent = s.silent;
+  if (s.silent)
+    return TRUE;
+  st->frame_text = frame_text (self, s, buffer);
+  GstVideoOverlayCompositionMeta *meta = gst_buffer_get_video_overlay_composition_meta (buffer);
+  if (!meta || !meta->overlay)
+    return TRUE;
+  st->composition = gst_video_overlay_composition_ref (meta->overlay);
+  const guint n = gst_video_overlay_composition_n_rectangles (st->composition);
+  for (guint i = 0; i < n; i++) {
+    GstVideoOverlayRectangle *rect = gst_video_overlay_composition_get_rectangle (st->composition, i);
+    GstBuffer *pixels = gst_video_overlay_rectangle_get_pixels_argb (rect,
+        GST_VIDEO_OVERLAY_FORMAT_FLAG_PREMULTIPLIED_ALPHA);
+    GstMapInfo map;
+    if (!pixels || !gst_buffer_map (pixels, &map, GST_MAP_READ)) {
+      GST_ELEMENT_WARNING (self, STREAM, DECODE, ("An overlay rectangle has no pixels"),
+          ("rectangle %u of %u skipped", i, n));
+      continue;
+    }
+    st->rect_buffers.push_back (gst_buffer_ref (pixels));
+    st->rect_maps.push_back (map);
+  }
+  return TRUE;
+}
+
+static void
+gst_cuda_text_overlay_before_transform (GstBaseTransform * trans, GstBuffer * buffer)
+{
+  GST_BASE_TRANSFORM_CLASS (gst_cuda_text_overlay_parent_class)->before_transform (trans, buffer);
+  gst_cuda_text_overlay_prepare (GST_CUDA_TEXT_OVERLAY (trans), buffer);
+}
+
+/* Where textoverlay puts a rendered text on a frame of w x h. */
+static void
+place_text (const GstCudaTextOverlaySettings & s, const GstCudaFxTextImage & img, int w, int h,
+    int *x, int *y)
+{
+  const int lw = img.logical_width, lh = img.logical_height;
+  int px = img.ink_x - img.logical_x;
+  switch (s.halign) {
+    case GST_CUDA_TEXT_HALIGN_LEFT:
+      px = std::max (0, px + s.xpad);
+      break;
+    case GST_CUDA_TEXT_HALIGN_RIGHT:
+      px = std::min (w - img.width, px + w - lw - s.xpad);
+      break;
+    case GST_CUDA_TEXT_HALIGN_POSITION:
+      px = std::max (0, std::min (px + (int) (w * s.xpos) - lw / 2, w - img.width));
+      break;
+    case GST_CUDA_TEXT_HALIGN_ABSOLUTE:
+      px = (int) ((w - img.width) * s.xpos);
+      break;
+    case GST_CUDA_TEXT_HALIGN_CENTER:
+    default:
+      px += (w - lw) / 2;
+      break;
+  }
+  int py = img.ink_y - img.logical_y;
+  switch (s.valign) {
+    case GST_CUDA_TEXT_VALIGN_BOTTOM:
+      py = std::min (h - img.height, py + h - lh - s.ypad);
+      break;
+    case GST_CUDA_TEXT_VALIGN_TOP:
+      py = std::max (0, py + s.ypad);
+      break;
+    case GST_CUDA_TEXT_VALIGN_POSITION:
+      py = std::max (0, std::min ((int) (h * s.ypos) - lh / 2, h - img.height));
+      break;
+    case GST_CUDA_TEXT_VALIGN_ABSOLUTE:
+      py = (int) ((h - img.height) * s.ypos);
+      break;
+    case GST_CUDA_TEXT_VALIGN_CENTER:
+      py = (h - lh) / 2;
+      break;
+    case GST_CUDA_TEXT_VALIGN_BASELINE:
+    default:
+      py += h - lh - s.ypad;
+      break;
+  }
+  *x = px + s.deltax;
+  *y = py + s.deltay;
+}
+
+/* Renders the frame's string when it or a property changed since the last
+ * rendering; the device copy is made again then. */
+static cudafx::Status
+update_text (GstCudaTextOverlay * self)
+{
+  GstCudaTextOverlayState *st = self->state;
+  const GstCudaTextOverlaySettings s = copy_settings (self);
+  if (st->rendered_version == s.version && st->rendered_text == st->frame_text)
+    return cudafx::Status::ok ();
+  const int w = GST_VIDEO_INFO_WIDTH (&st->info), h = GST_VIDEO_INFO_HEIGHT (&st->info);
+  GstCudaFxTextStyle style;
+  style.font_desc = s.font_desc;
+  style.color = s.color;
+  style.outline_color = s.outline_color;
+  style.draw_outline = s.draw_outline;
+  style.draw_shadow = s.draw_shadow;
+  style.line_alignment = s.line_align == GST_CUDA_TEXT_LINE_ALIGN_LEFT ? PANGO_ALIGN_LEFT :
+      s.line_align == GST_CUDA_TEXT_LINE_ALIGN_RIGHT ? PANGO_ALIGN_RIGHT : PANGO_ALIGN_CENTER;
+  style.wrap = s.wrap_mode != GST_CUDA_TEXT_WRAP_NONE;
+  style.wrap_mode = s.wrap_mode == GST_CUDA_TEXT_WRAP_WORD ? PANGO_WRAP_WORD :
+      s.wrap_mode == GST_CUDA_TEXT_WRAP_CHAR ? PANGO_WRAP_CHAR : PANGO_WRAP_WORD_CHAR;
+  const bool padded_x = s.halign == GST_CUDA_TEXT_HALIGN_LEFT ||
+      s.halign == GST_CUDA_TEXT_HALIGN_RIGHT;
+  style.max_width = std::max (1, w - (padded_x ? s.xpad : 0));
+  style.scale = s.auto_resize ? w / SCALE_BASIS : 1.0;
+  std::string error;
+  if (!st->renderer.render (st->frame_text.c_str (), style, &st->text, &error))
+    return cudafx::Status::error (cudafx::StatusCode::Internal, "text rendering: " + error);
+  st->rendered_text = st->frame_text;
+  st->rendered_version = s.version;
+  GstCudaTextOverlayImage & img = st->text_image;
+  img.host = st->text.pixels.data ();
+  img.pitch = st->text.pitch;
+  img.width = st->text.width;
+  img.height = st->text.height;
+  place_text (s, st->text, w, h, &img.x, &img.y);
+  st->text_uploaded = false;
+  GST_LOG_OBJECT (self, "rendered '%s': %dx%d at (%d, %d)", st->frame_text.c_str (),
+      img.width, img.height, img.x, img.y);
+  return cudafx::Status::ok ();
+}
+
+/* Blends `img` (its device copy made first on the CUDA backend, unless
+ * `uploaded` says it is there). */
+static cudafx::Status
+blend_image (GstCudaTextOverlayState * st, GstCudaTextOverlayImage & img, bool *uploaded,
+    const cudafx::ImageView & frame, cudafx::StreamHandle stream)
+{
+  if (img.width <= 0 || img.height <= 0)
+    return cudafx::Status::ok ();
+  cudafx::OverlayImage ov { img.host, img.pitch, img.width, img.height };
+  if (st->backend == cudafx::Backend::Cuda) {
+    const size_t bytes = img.pitch * static_cast < size_t > (img.height);
+    if (!*uploaded) {
+      if (img.device.size () < bytes)
+        CUDAFX_TRY (img.device.allocate (bytes));
+      /* The host pixels stay alive until the frame's work is done (the base
+       * class synchronises before the buffer leaves). */
+      CUDAFX_TRY (cudafx::copy_bytes_async (img.device.get (), img.host, bytes, stream));
+      *uploaded = true;
+    }
+    ov.data = img.device.bytes ();
+  }
+  return cudafx::blend_overlay (st->backend, stream, frame, ov, img.x, img.y, st->colour);
+}
+
+static cudafx::Status
+gst_cuda_text_overlay_process_ip (GstCudaFxFilter * filter, const cudafx::ImageView & frame,
+    cudafx::StreamHandle stream)
+{
+  GstCudaTextOverlay *self = GST_CUDA_TEXT_OVERLAY (filter);
+  GstCudaTextOverlayState *st = self->state;
+  if (st->silent)
+    return cudafx::Status::ok ();
+  /* Upstream rectangles first: textoverlay adds its text on top of them. */
+  if (st->composition) {
+    std::map < guint, std::unique_ptr < GstCudaTextOverlayImage >> used;
+    size_t m = 0;
+    const guint n = gst_video_overlay_composition_n_rectangles (st->composition);
+    for (guint i = 0; i < n && m < st->rect_maps.size (); i++) {
+      GstVideoOverlayRectangle *rect =
+          gst_video_overlay_composition_get_rectangle (st->composition, i);
+      gint x, y;
+      guint w, h;
+      gst_video_overlay_rectangle_get_render_rectangle (rect, &x, &y, &w, &h);
+      const GstVideoMeta *vmeta = gst_buffer_get_video_meta (st->rect_buffers[m]);
+      const guint seqnum = gst_video_overlay_rectangle_get_seqnum (rect);
+      auto cached = st->rect_cache.find (seqnum);
+      std::unique_ptr < GstCudaTextOverlayImage > img = cached != st->rect_cache.end ()?
+          std::move (cached->second) : std::make_unique < GstCudaTextOverlayImage > ();
+      bool uploaded = cached != st->rect_cache.end ();
+      img->host = st->rect_maps[m].data;
+      img->pitch = vmeta ? (size_t) vmeta->stride[0] : (size_t) w * 4;
+      img->width = vmeta ? (int) vmeta->width : (int) w;
+      img->height = vmeta ? (int) vmeta->height : (int) h;
+      img->x = x;
+      img->y = y;
+      m++;
+      CUDAFX_TRY (blend_image (st, *img, &uploaded, frame, stream));
+      used[seqnum] = std::move (img);
+    }
+    st->rect_cache = std::move (used);
+  }
+  CUDAFX_TRY (update_text (self));
+  return blend_image (st, st->text_image, &st->text_uploaded, frame, stream);
+}
+
+static cudafx::Status
+gst_cuda_text_overlay_finish (GstCudaFxFilter * filter, GstBuffer * buffer)
+{
+  GstCudaTextOverlayState *st = GST_CUDA_TEXT_OVERLAY (filter)->state;
+  /* The rectangles are in the pixels now: the meta would draw them twice. */
+  if (st->composition) {
+    GstVideoOverlayCompositionMeta *meta;
+    while ((meta = gst_buffer_get_video_overlay_composition_meta (buffer)))
+      gst_buffer_remove_video_overlay_composition_meta (buffer, meta);
+  }
+  release_rectangles (st);
+  return cudafx::Status::ok ();
+}
+
+static gboolean
+gst_cuda_text_overlay_propose_allocation (GstBaseTransform * trans, GstQuery * decide_query,
+    GstQuery * query)
+{
+  if (!GST_BASE_TRANSFORM_CLASS (gst_cuda_text_overlay_parent_class)->propose_allocation (trans,
+          decide_query, query))
+    return FALSE;
+  /* Upstream may attach its rectangles instead of blending them itself. */
+  gst_query_add_allocation_meta (query, GST_VIDEO_OVERLAY_COMPOSITION_META_API_TYPE, nullptr);
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_text_overlay_start (GstBaseTransform * trans)
+{
+  GST_CUDA_TEXT_OVERLAY (trans)->state->first_running_time = GST_CLOCK_TIME_NONE;
+  return GST_BASE_TRANSFORM_CLASS (gst_cuda_text_overlay_parent_class)->start (trans);
+}
+
+/* ---- properties ---- */
+
+static void
+gst_cuda_text_overlay_set_property (GObject * object, guint prop_id, const GValue * value,
+    GParamSpec * pspec)
+{
+  GstCudaTextOverlay *self = GST_CUDA_TEXT_OVERLAY (object);
+  GstCudaTextOverlaySettings & s = self->state->settings;
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_TEXT:
+      s.text = g_value_get_string (value) ? g_value_get_string (value) : "";
+      break;
+    case PROP_FONT_DESC:
+      s.font_desc = g_value_get_string (value) ? g_value_get_string (value) : "";
+      break;
+    case PROP_HALIGNMENT:
+      s.halign = (GstCudaTextHAlign) g_value_get_enum (value);
+      break;
+    case PROP_VALIGNMENT:
+      s.valign = (GstCudaTextVAlign) g_value_get_enum (value);
+      break;
+    case PROP_XPAD:
+      s.xpad = g_value_get_int (value);
+      break;
+    case PROP_YPAD:
+      s.ypad = g_value_get_int (value);
+      break;
+    case PROP_DELTAX:
+      s.deltax = g_value_get_int (value);
+      break;
+    case PROP_DELTAY:
+      s.deltay = g_value_get_int (value);
+      break;
+    case PROP_XPOS:
+      s.xpos = g_value_get_double (value);
+      break;
+    case PROP_YPOS:
+      s.ypos = g_value_get_double (value);
+      break;
+    case PROP_LINE_ALIGNMENT:
+      s.line_align = (GstCudaTextLineAlign) g_value_get_enum (value);
+      break;
+    case PROP_WRAP_MODE:
+      s.wrap_mode = (GstCudaTextWrapMode) g_value_get_enum (value);
+      break;
+    case PROP_COLOR:
+      s.color = g_value_get_uint (value);
+      break;
+    case PROP_OUTLINE_COLOR:
+      s.outline_color = g_value_get_uint (value);
+      break;
+    case PROP_DRAW_OUTLINE:
+      s.draw_outline = g_value_get_boolean (value);
+      break;
+    case PROP_DRAW_SHADOW:
+      s.draw_shadow = g_value_get_boolean (value);
+      break;
+    case PROP_AUTO_RESIZE:
+      s.auto_resize = g_value_get_boolean (value);
+      break;
+    case PROP_SILENT:
+      s.silent = g_value_get_boolean (value);
+      break;
+    case PROP_TIME_MODE:
+      s.time_mode = (GstCudaTextTimeMode) g_value_get_enum (value);
+      break;
+    case PROP_CLOCK:
+      s.clock = g_value_get_boolean (value);
+      break;
+    case PROP_TIME_FORMAT:
+      s.time_format = g_value_get_string (value) ? g_value_get_string (value) : "";
+      break;
+    case PROP_TIME_FIRST:
+      s.time_first = g_value_get_boolean (value);
+      break;
+    default:
+      GST_OBJECT_UNLOCK (self);
+      G_OBJECT_CLASS (gst_cuda_text_overlay_parent_class)->set_property (object, prop_id, value,
+          pspec);
+      return;
+  }
+  s.version++;
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_cuda_text_overlay_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstCudaTextOverlay *self = GST_CUDA_TEXT_OVERLAY (object);
+  const GstCudaTextOverlaySettings & s = self->state->settings;
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_TEXT:
+      g_value_set_string (value, s.text.c_str ());
+      break;
+    case PROP_FONT_DESC:
+      g_value_set_string (value, s.font_desc.c_str ());
+      break;
+    case PROP_HALIGNMENT:
+      g_value_set_enum (value, s.halign);
+      break;
+    case PROP_VALIGNMENT:
+      g_value_set_enum (value, s.valign);
+      break;
+    case PROP_XPAD:
+      g_value_set_int (value, s.xpad);
+      break;
+    case PROP_YPAD:
+      g_value_set_int (value, s.ypad);
+      break;
+    case PROP_DELTAX:
+      g_value_set_int (value, s.deltax);
+      break;
+    case PROP_DELTAY:
+      g_value_set_int (value, s.deltay);
+      break;
+    case PROP_XPOS:
+      g_value_set_double (value, s.xpos);
+      break;
+    case PROP_YPOS:
+      g_value_set_double (value, s.ypos);
+      break;
+    case PROP_LINE_ALIGNMENT:
+      g_value_set_enum (value, s.line_align);
+      break;
+    case PROP_WRAP_MODE:
+      g_value_set_enum (value, s.wrap_mode);
+      break;
+    case PROP_COLOR:
+      g_value_set_uint (value, s.color);
+      break;
+    case PROP_OUTLINE_COLOR:
+      g_value_set_uint (value, s.outline_color);
+      break;
+    case PROP_DRAW_OUTLINE:
+      g_value_set_boolean (value, s.draw_outline);
+      break;
+    case PROP_DRAW_SHADOW:
+      g_value_set_boolean (value, s.draw_shadow);
+      break;
+    case PROP_AUTO_RESIZE:
+      g_value_set_boolean (value, s.auto_resize);
+      break;
+    case PROP_SILENT:
+      g_value_set_boolean (value, s.silent);
+      break;
+    case PROP_TIME_MODE:
+      g_value_set_enum (value, s.time_mode);
+      break;
+    case PROP_CLOCK:
+      g_value_set_boolean (value, s.clock);
+      break;
+    case PROP_TIME_FORMAT:
+      g_value_set_string (value, s.time_format.c_str ());
+      break;
+    case PROP_TIME_FIRST:
+      g_value_set_boolean (value, s.time_first);
+      break;
+    default:
+      GST_OBJECT_UNLOCK (self);
+      G_OBJECT_CLASS (gst_cuda_text_overlay_parent_class)->get_property (object, prop_id, value,
+          pspec);
+      return;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_cuda_text_overlay_finalize (GObject * object)
+{
+  GstCudaTextOverlay *self = GST_CUDA_TEXT_OVERLAY (object);
+  release_rectangles (self->state);
+  delete self->state;
+  self->state = nullptr;
+  G_OBJECT_CLASS (gst_cuda_text_overlay_parent_class)->finalize (object);
+}
+
+static void
+gst_cuda_text_overlay_class_init (GstCudaTextOverlayClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+  GstCudaFxFilterClass *filter_class = GST_CUDA_FX_FILTER_CLASS (klass);
+  const GParamFlags flags = static_cast < GParamFlags > (G_PARAM_READWRITE |
+      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING | GST_PARAM_CONTROLLABLE);
+
+  gobject_class->set_property = gst_cuda_text_overlay_set_property;
+  gobject_class->get_property = gst_cuda_text_overlay_get_property;
+  gobject_class->finalize = gst_cuda_text_overlay_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_TEXT,
+      g_param_spec_string ("text", "Text", "Text to show (Pango markup; text that is not valid "
+          "markup is shown as written)", "", flags));
+  g_object_class_install_property (gobject_class, PROP_FONT_DESC,
+      g_param_spec_string ("font-desc", "Font description", "Pango font description, such as "
+          "\"Sans Italic 24\" (empty: Sans 12)", DEFAULT_FONT_DESC, flags));
+  g_object_class_install_property (gobject_class, PROP_HALIGNMENT,
+      g_param_spec_enum ("halignment", "Horizontal alignment", "Horizontal placement of the "
+          "text", GST_TYPE_CUDA_TEXT_HALIGN, GST_CUDA_TEXT_HALIGN_CENTER, flags));
+  g_object_class_install_property (gobject_class, PROP_VALIGNMENT,
+      g_param_spec_enum ("valignment", "Vertical alignment", "Vertical placement of the text",
+          GST_TYPE_CUDA_TEXT_VALIGN, GST_CUDA_TEXT_VALIGN_BASELINE, flags));
+  g_object_class_install_property (gobject_class, PROP_XPAD,
+      g_param_spec_int ("xpad", "Horizontal padding", "Pixels from the left or right edge",
+          0, G_MAXINT, DEFAULT_XPAD, flags));
+  g_object_class_install_property (gobject_class, PROP_YPAD,
+      g_param_spec_int ("ypad", "Vertical padding", "Pixels from the top or bottom edge",
+          0, G_MAXINT, DEFAULT_YPAD, flags));
+  g_object_class_install_property (gobject_class, PROP_DELTAX,
+      g_param_spec_int ("deltax", "X shift", "Shift of the text to the right, in pixels",
+          G_MININT, G_MAXINT, 0, flags));
+  g_object_class_install_property (gobject_class, PROP_DELTAY,
+      g_param_spec_int ("deltay", "Y shift", "Shift of the text down, in pixels",
+          G_MININT, G_MAXINT, 0, flags));
+  g_object_class_install_property (gobject_class, PROP_XPOS,
+      g_param_spec_double ("xpos", "X position", "Horizontal position (0 left .. 1 right) with "
+          "halignment=position or absolute", 0.0, 1.0, DEFAULT_XPOS, flags));
+  g_object_class_install_property (gobject_class, PROP_YPOS,
+      g_param_spec_double ("ypos", "Y position", "Vertical position (0 top .. 1 bottom) with "
+          "valignment=position or absolute", 0.0, 1.0, DEFAULT_YPOS, flags));
+  g_object_class_install_property (gobject_class, PROP_LINE_ALIGNMENT,
+      g_param_spec_enum ("line-alignment", "Line alignment", "Alignment of the lines of the "
+          "text to each other", GST_TYPE_CUDA_TEXT_LINE_ALIGN, GST_CUDA_TEXT_LINE_ALIGN_CENTER,
+          flags));
+  g_object_class_install_property (gobject_class, PROP_WRAP_MODE,
+      g_param_spec_enum ("wrap-mode", "Wrap mode", "How text wider than the frame wraps",
+          GST_TYPE_CUDA_TEXT_WRAP_MODE, GST_CUDA_TEXT_WRAP_WORD_CHAR, flags));
+  g_object_class_install_property (gobject_class, PROP_COLOR,
+      g_param_spec_uint ("color", "Colour", "Text colour, 0xAARRGGBB", 0, G_MAXUINT32,
+          0xffffffff, flags));
+  g_object_class_install_property (gobject_class, PROP_OUTLINE_COLOR,
+      g_param_spec_uint ("outline-color", "Outline colour", "Outline colour, 0xAARRGGBB", 0,
+          G_MAXUINT32, 0xff000000, flags));
+  g_object_class_install_property (gobject_class, PROP_DRAW_OUTLINE,
+      g_param_spec_boolean ("draw-outline", "Draw outline", "Outline the glyphs", TRUE, flags));
+  g_object_class_install_property (gobject_class, PROP_DRAW_SHADOW,
+      g_param_spec_boolean ("draw-shadow", "Draw shadow", "Cast a shadow", TRUE, flags));
+  g_object_class_install_property (gobject_class, PROP_AUTO_RESIZE,
+      g_param_spec_boolean ("auto-resize", "Auto resize", "Scale the font with the frame "
+          "width (as if 640 pixels wide)", TRUE, flags));
+  g_object_class_install_property (gobject_class, PROP_SILENT,
+      g_param_spec_boolean ("silent", "Silent", "Draw nothing (frames and overlay metas pass "
+          "unchanged)", FALSE, flags));
+  g_object_class_install_property (gobject_class, PROP_TIME_MODE,
+      g_param_spec_enum ("time-mode", "Time mode", "Which time to show with the text, as "
+          "timeoverlay (H:MM:SS.mmm, or the time code)", GST_TYPE_CUDA_TEXT_TIME_MODE,
+          GST_CUDA_TEXT_TIME_NONE, flags));
+  g_object_class_install_property (gobject_class, PROP_CLOCK,
+      g_param_spec_boolean ("clock", "Clock", "Show the local wall-clock time (time-format), as "
+          "clockoverlay", FALSE, flags));
+  g_object_class_install_property (gobject_class, PROP_TIME_FORMAT,
+      g_param_spec_string ("time-format", "Time format", "Format of the clock "
+          "(g_date_time_format, strftime-like)", DEFAULT_TIME_FORMAT, flags));
+  g_object_class_install_property (gobject_class, PROP_TIME_FIRST,
+      g_param_spec_boolean ("time-first", "Time first", "Show the time and clock before the "
+          "text (else after it)", FALSE, flags));
+
+  gst_element_class_set_static_metadata (element_class, "CUDA text overlay",
+      "Filter/Editor/Video", "Text, times, clocks and upstream overlay rectangles blended on a "
+      "CUDA device or the CPU", "gst-cudafx developers");
+  gst_cuda_fx_filter_class_add_pad_templates_full (filter_class, GST_CUDA_FX_CUDA_FORMATS,
+      GST_CUDA_FX_SYSTEM_FORMATS, GST_CUDA_FX_CUDA_FORMATS, GST_CUDA_FX_SYSTEM_FORMATS,
+      GST_CAPS_FEATURE_META_GST_VIDEO_OVERLAY_COMPOSITION);
+
+  trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_start);
+  trans_class->before_transform = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_before_transform);
+  trans_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_propose_allocation);
+  filter_class->setup = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_setup);
+  filter_class->process_ip = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_process_ip);
+  filter_class->finish = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_finish);
+  filter_class->teardown = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_teardown);
+
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_text_overlay_debug, "cudatextoverlay", 0,
+      "CUDA text overlay");
+}
+
+static void
+gst_cuda_text_overlay_init (GstCudaTextOverlay * self)
+{
+  self->state = new GstCudaTextOverlayState ();
+  gst_video_info_init (&self->state->info);
+  gst_cuda_fx_filter_set_mode (GST_CUDA_FX_FILTER (self), GST_CUDA_FX_FILTER_MODE_IN_PLACE);
+}
