@@ -4,15 +4,19 @@
 // rectangle does not cover (row padding included) unchanged, clipping on
 // every side, 1x1 frames and odd chroma edges, transparent and opaque
 // overlays, the division rule for every value, CUDA against CPU byte for
-// byte, and the errors.
+// byte, and the errors. blend_overlay_list: equal to the sequence of single
+// blends (overlapping placements, 4:2:0 chroma samples shared without shared
+// pixels), its errors, CUDA against CPU and the host's cost a call.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -546,6 +550,21 @@ TEST(OverlayBlend, WhollyOutsideIsNothing) {
   }
 }
 
+namespace {
+
+// `s` is InvalidArgument with exactly `text`, and the frame is as it was.
+::testing::AssertionResult refused(const Status& s, const std::string& text,
+                                   const ImageView& frame, const Planes& before) {
+  if (s.code() != StatusCode::InvalidArgument || s.message() != text)
+    return ::testing::AssertionFailure() << "got \"" << s.message() << "\", wanted \"" << text
+                                         << "\" (InvalidArgument)";
+  if (snapshot(frame) != before)
+    return ::testing::AssertionFailure() << "the frame changed: " << text;
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
 // Bad arguments: InvalidArgument with the documented text, the frame untouched.
 TEST(OverlayBlend, BadArgumentsAreRefused) {
   HostImage frame({PixelFormat::I420, 8, 6}, 0);
@@ -555,10 +574,8 @@ TEST(OverlayBlend, BadArgumentsAreRefused) {
   const OverlayColorimetry good;
   auto expect_error = [&](const ImageView& v, const OverlayImage& o, const OverlayColorimetry& c,
                           const std::string& text) {
-    const Status s = blend_overlay(Backend::Cpu, nullptr, v, o, 1, 1, c);
-    EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << text;
-    EXPECT_EQ(s.message(), text);
-    EXPECT_TRUE(snapshot(frame.view()) == before) << text;
+    EXPECT_TRUE(refused(blend_overlay(Backend::Cpu, nullptr, v, o, 1, 1, c), text, frame.view(),
+                        before));
   };
   OverlayImage o = ov.img;
   o.data = nullptr;
@@ -599,25 +616,220 @@ TEST(OverlayBlend, BadArgumentsAreRefused) {
   }
 }
 
+// ---- blend_overlay_list
+
+namespace {
+
+constexpr int kAtlasW = 48, kAtlasH = 20;
+
+// The atlas's sub-image that placement p names, as blend_overlay takes it.
+OverlayImage sub_image(const OverlayImage& atlas, const OverlayPlacement& p) {
+  const size_t at = static_cast<size_t>(p.src_y) * atlas.pitch + static_cast<size_t>(p.src_x) * 4;
+  return {atlas.data + at, atlas.pitch, p.width, p.height};
+}
+
+// `count` random sub-images of a kAtlasW x kAtlasH atlas, 1..12 x 1..10, at
+// random places on a W x H frame, some partly or wholly off it; at 64 on
+// the frames used here many overlap.
+std::vector<OverlayPlacement> random_placements(uint32_t seed, int count, int W, int H) {
+  std::mt19937 rng(seed);
+  std::vector<OverlayPlacement> list(count);
+  for (OverlayPlacement& p : list) {
+    p.width = 1 + static_cast<int>(rng() % 12);
+    p.height = 1 + static_cast<int>(rng() % 10);
+    p.src_x = static_cast<int>(rng() % (kAtlasW - p.width + 1));
+    p.src_y = static_cast<int>(rng() % (kAtlasH - p.height + 1));
+    p.x = static_cast<int>(rng() % (W + p.width + 4)) - p.width - 2;
+    p.y = static_cast<int>(rng() % (H + p.height + 4)) - p.height - 2;
+  }
+  return list;
+}
+
+// Glyphs that share no frame pixel but do share 4:2:0 chroma samples: A's
+// last column (6) and B's first (7) lie in chroma column 3, A's last row (8)
+// and C's first (9) in chroma row 4, and sample (3, 4) holds a pixel of each
+// of A, B, C and D; E lies on the odd last column and row of a 37 x 29
+// frame (a chroma sample of one column and row) and partly off it.
+std::vector<OverlayPlacement> shared_chroma_placements() {
+  return {{0, 0, 4, 5, 3, 4}, {5, 2, 4, 5, 7, 4}, {10, 10, 4, 5, 3, 9}, {20, 3, 4, 5, 7, 9},
+          {40, 12, 5, 5, 36, 28}};
+}
+
+bool overlap(const OverlayPlacement& p, const OverlayPlacement& q) {
+  return p.x < q.x + q.width && q.x < p.x + p.width && p.y < q.y + q.height &&
+         q.y < p.y + p.height;
+}
+
+// The placements blended one blend_overlay call at a time.
+Status blend_sequence(Backend backend, StreamHandle stream, const ImageView& frame,
+                      const OverlayImage& atlas, const std::vector<OverlayPlacement>& list,
+                      const OverlayColorimetry& color) {
+  for (const OverlayPlacement& p : list)
+    CUDAFX_TRY(blend_overlay(backend, stream, frame, sub_image(atlas, p), p.x, p.y, color));
+  return Status::ok();
+}
+
+// The lists every format is tried with: none, one, 64 random ones, the
+// shared-chroma glyphs alone and with A again (exact overlap) and a glyph
+// across A and D, and shorter random ones.
+std::vector<std::vector<OverlayPlacement>> placement_lists(int W, int H, uint32_t seed) {
+  std::vector<OverlayPlacement> shared = shared_chroma_placements();
+  std::vector<OverlayPlacement> overlapping = shared;
+  overlapping.push_back(shared[0]);
+  overlapping.push_back({30, 5, 6, 6, 5, 6});
+  std::vector<std::vector<OverlayPlacement>> lists = {{}, random_placements(seed, 1, W, H)};
+  lists.push_back(random_placements(seed + 1, kMaxOverlayPlacements, W, H));
+  lists.push_back(shared);
+  lists.push_back(overlapping);
+  for (int i = 0; i < 4; i++)
+    lists.push_back(random_placements(seed + 2 + i, 3 + 5 * i, W, H));
+  return lists;
+}
+
+std::vector<OverlayColorimetry> colorimetries_for(PixelFormat f) {
+  if (is_packed_rgb(f))
+    return {kColorimetries[0]};  // ignored there
+  return {kColorimetries[1], kColorimetries[4]};
+}
+
+}  // namespace
+
+// The list equals the single blends one after the other, byte for byte
+// (padding included), on every format; count 0 changes nothing.
+TEST(OverlayList, EqualsSequentialBlendsForEveryFormat) {
+  const int W = 37, H = 29;
+  const std::vector<OverlayPlacement> shared = shared_chroma_placements();
+  for (size_t i = 0; i < shared.size(); i++)
+    for (size_t j = 0; j < i; j++)
+      ASSERT_FALSE(overlap(shared[i], shared[j])) << i << " and " << j;
+  uint32_t seed = 1000;
+  int lists_tried = 0;
+  for (PixelFormat f : kAllFormats)
+    for (const OverlayColorimetry& color : colorimetries_for(f))
+      for (Alpha alpha : {Alpha::Mixed, Alpha::Unpremultiplied}) {
+        const HostOverlay atlas = make_overlay(kAtlasW, kAtlasH, seed++, alpha);
+        for (const auto& list : placement_lists(W, H, seed += 10)) {
+          HostImage got({f, W, H}, 3), want({f, W, H}, 3);
+          fill_frame(got, seed);
+          fill_frame(want, seed);
+          const Planes before = snapshot(got.view());
+          const std::string what = std::string(format_info(f).name) + " " +
+                                   colorimetry_name(color) + ", " + std::to_string(list.size()) +
+                                   " placements";
+          ASSERT_TRUE(blend_overlay_list(Backend::Cpu, nullptr, got.view(), atlas.img,
+                                         list.data(), static_cast<int>(list.size()), color)
+                          .is_ok())
+              << what;
+          ASSERT_TRUE(blend_sequence(Backend::Cpu, nullptr, want.view(), atlas.img, list, color)
+                          .is_ok())
+              << what;
+          EXPECT_TRUE(snapshot(got.view()) == snapshot(want.view())) << what;
+          // Shorter random lists may lie off the frame or be transparent.
+          const bool unchanged = snapshot(got.view()) == before;
+          if (list.empty()) {
+            EXPECT_TRUE(unchanged) << what;
+          } else if (list.size() >= 5) {
+            EXPECT_FALSE(unchanged) << what;
+          }
+          lists_tried++;
+        }
+      }
+  EXPECT_EQ(lists_tried, (8 * 1 + 4 * 2) * 2 * 9);
+}
+
+// Placements over the CPU pool's row bands (a frame above the inline limit).
+TEST(OverlayList, LargeFrameEqualsSequentialBlends) {
+  const int W = 301, H = 203;
+  const HostOverlay atlas = make_overlay(kAtlasW, kAtlasH, 41, Alpha::Mixed);
+  std::vector<OverlayPlacement> list = random_placements(42, kMaxOverlayPlacements - 1, W, H);
+  list.push_back({0, 0, kAtlasW, kAtlasH, 150, 100});
+  for (PixelFormat f : {PixelFormat::BGRx, PixelFormat::I420, PixelFormat::NV12}) {
+    HostImage got({f, W, H}, 1), want({f, W, H}, 1);
+    fill_frame(got, 43);
+    fill_frame(want, 43);
+    ASSERT_TRUE(blend_overlay_list(Backend::Cpu, nullptr, got.view(), atlas.img, list.data(),
+                                   static_cast<int>(list.size()), kColorimetries[2])
+                    .is_ok());
+    ASSERT_TRUE(
+        blend_sequence(Backend::Cpu, nullptr, want.view(), atlas.img, list, kColorimetries[2])
+            .is_ok());
+    EXPECT_TRUE(snapshot(got.view()) == snapshot(want.view())) << format_info(f).name;
+  }
+}
+
+// Bad counts, lists and sub-images: InvalidArgument with the documented
+// text, checked before anything is written.
+TEST(OverlayList, BadArgumentsAreRefused) {
+  HostImage frame({PixelFormat::NV12, 12, 10}, 2);
+  fill_frame(frame, 8);
+  const Planes before = snapshot(frame.view());
+  const HostOverlay atlas = make_overlay(16, 8, 9, Alpha::Opaque);
+  const OverlayColorimetry good;
+  auto expect_error = [&](const OverlayImage& a, const OverlayPlacement* list, int count,
+                          const std::string& text) {
+    EXPECT_TRUE(refused(blend_overlay_list(Backend::Cpu, nullptr, frame.view(), a, list, count,
+                                           good),
+                        text, frame.view(), before));
+  };
+  const OverlayPlacement ok{0, 0, 16, 8, 0, 0};
+  std::vector<OverlayPlacement> many(kMaxOverlayPlacements + 1, ok);
+  expect_error(atlas.img, many.data(), -1, "overlay list: -1 placements, not in 0..64");
+  expect_error(atlas.img, many.data(), 65, "overlay list: 65 placements, not in 0..64");
+  expect_error(atlas.img, nullptr, 3, "overlay list: no placements array for a count of 3");
+  // The good first placement is not blended either.
+  const std::pair<OverlayPlacement, std::string> bad[] = {
+      {{-1, 0, 2, 2, 0, 0}, "(2x2 at -1,0 of the atlas) is not inside the 16x8 atlas"},
+      {{0, -3, 2, 2, 0, 0}, "(2x2 at 0,-3 of the atlas) is not inside the 16x8 atlas"},
+      {{10, 5, 7, 3, 0, 0}, "(7x3 at 10,5 of the atlas) is not inside the 16x8 atlas"},
+      {{10, 5, 6, 4, 0, 0}, "(6x4 at 10,5 of the atlas) is not inside the 16x8 atlas"},
+      {{1, 1, INT_MAX, 1, 0, 0}, "(2147483647x1 at 1,1 of the atlas) is not inside the 16x8 atlas"},
+      {{3, 2, 0, 2, 0, 0}, "(0x2 at 3,2 of the atlas) is empty"},
+      {{3, 2, 2, -1, 0, 0}, "(2x-1 at 3,2 of the atlas) is empty"},
+  };
+  for (const auto& b : bad) {
+    const OverlayPlacement list[2] = {ok, b.first};
+    expect_error(atlas.img, list, 2, "overlay list: placement 1 " + b.second);
+  }
+  OverlayImage a = atlas.img;
+  a.data = nullptr;
+  expect_error(a, &ok, 1, "overlay: the overlay image has no data");
+  // No list and nothing to do is fine; so is the whole atlas.
+  EXPECT_TRUE(blend_overlay_list(Backend::Cpu, nullptr, frame.view(), atlas.img, nullptr, 0, good)
+                  .is_ok());
+  EXPECT_TRUE(snapshot(frame.view()) == before);
+  EXPECT_TRUE(
+      blend_overlay_list(Backend::Cpu, nullptr, frame.view(), atlas.img, &ok, 1, good).is_ok());
+  if (!cuda_built()) {
+    const Status s =
+        blend_overlay_list(Backend::Cuda, nullptr, frame.view(), atlas.img, nullptr, 0, good);
+    EXPECT_EQ(s.code(), StatusCode::Unsupported);
+    EXPECT_EQ(s.message(), "this build of cudafx has no CUDA support");
+  }
+}
+
 // ---- CUDA against CPU
 
 namespace {
 
-// Blends `c` on the GPU (frame rows aligned to 256 bytes, the overlay as in
-// host memory) and on the CPU: the pixels byte for byte, and the device
-// frame's row padding unchanged.
-::testing::AssertionResult cuda_equals_cpu(const Case& c, StreamHandle stream) {
-  const ImageDesc desc{c.format, c.W, c.H};
+// What a test blends: the same call on either backend, with the overlay (or
+// atlas) in that backend's memory.
+using BlendFn = std::function<Status(Backend, StreamHandle, const ImageView&, const OverlayImage&)>;
+
+// Blends with `blend` on the GPU (frame rows aligned to 256 bytes, `ov`
+// copied to the device as it is in host memory) and on the CPU: the pixels
+// byte for byte, and the device frame's row padding unchanged.
+::testing::AssertionResult cuda_equals_cpu(const ImageDesc& desc, uint32_t seed,
+                                           const HostOverlay& ov, const BlendFn& blend,
+                                           StreamHandle stream) {
   HostImage cpu(desc, 3), got(desc, 0);
-  fill_frame(cpu, c.seed);
-  const HostOverlay ov = make_overlay(c.w, c.h, c.seed * 5 + 1, c.alpha);
+  fill_frame(cpu, seed);
   testing_support::DeviceImage dev(desc, 256);
   if (!dev.status().is_ok())
     return ::testing::AssertionFailure() << dev.status().message();
   const size_t dev_bytes = packed_size(desc, 256);
   // Random device padding first, then the frame over it.
   std::vector<uint8_t> raw_before(dev_bytes);
-  std::mt19937 rng(c.seed);
+  std::mt19937 rng(seed);
   for (uint8_t& b : raw_before)
     b = static_cast<uint8_t>(rng());
   DeviceBuffer dov;
@@ -633,7 +845,7 @@ namespace {
   OverlayImage dimg = ov.img;
   dimg.data = dov.bytes();
   if (s.is_ok())
-    s = blend_overlay(Backend::Cuda, stream, dev.view(), dimg, c.x, c.y, c.color);
+    s = blend(Backend::Cuda, stream, dev.view(), dimg);
   std::vector<uint8_t> raw_after(dev_bytes);
   if (s.is_ok())
     s = dev.download(got.view(), stream);
@@ -643,7 +855,7 @@ namespace {
     s = synchronize_stream(stream);
   if (!s.is_ok())
     return ::testing::AssertionFailure() << "CUDA: " << s.message();
-  s = blend_overlay(Backend::Cpu, nullptr, cpu.view(), ov.img, c.x, c.y, c.color);
+  s = blend(Backend::Cpu, nullptr, cpu.view(), ov.img);
   if (!s.is_ok())
     return ::testing::AssertionFailure() << "CPU: " << s.message();
   if (!testing_support::bytes_equal(cpu.view(), got.view()))
@@ -652,7 +864,7 @@ namespace {
            << testing_support::max_abs_diff(cpu.view(), got.view());
   // Padding: every device byte outside the planes' rows.
   const ImageView& dv = dev.view();
-  const FormatInfo& fi = format_info(c.format);
+  const FormatInfo& fi = format_info(desc.format);
   for (int i = 0; i < fi.n_planes; i++) {
     const PlaneView p = dv.plane(i);
     const size_t base = p.data - dv.data[0];
@@ -663,6 +875,32 @@ namespace {
                                                << " of row " << y << " changed";
   }
   return ::testing::AssertionSuccess();
+}
+
+// One overlay as `c` says.
+::testing::AssertionResult cuda_equals_cpu(const Case& c, StreamHandle stream) {
+  const HostOverlay ov = make_overlay(c.w, c.h, c.seed * 5 + 1, c.alpha);
+  return cuda_equals_cpu(
+      {c.format, c.W, c.H}, c.seed, ov,
+      [&c](Backend b, StreamHandle s, const ImageView& frame, const OverlayImage& o) {
+        return blend_overlay(b, s, frame, o, c.x, c.y, c.color);
+      },
+      stream);
+}
+
+// A list of sub-images of `atlas` on a frame of `desc`.
+::testing::AssertionResult list_cuda_equals_cpu(const ImageDesc& desc, uint32_t seed,
+                                                const HostOverlay& atlas,
+                                                const std::vector<OverlayPlacement>& list,
+                                                const OverlayColorimetry& color,
+                                                StreamHandle stream) {
+  return cuda_equals_cpu(
+      desc, seed, atlas,
+      [&](Backend b, StreamHandle s, const ImageView& frame, const OverlayImage& a) {
+        return blend_overlay_list(b, s, frame, a, list.data(), static_cast<int>(list.size()),
+                                  color);
+      },
+      stream);
 }
 
 }  // namespace
@@ -700,4 +938,105 @@ TEST(OverlayBlendCuda, EqualsCpuOnLargeAndTallFrames) {
   };
   for (const Case& c : cases)
     EXPECT_TRUE(cuda_equals_cpu(c, stream.get())) << describe(c);
+}
+
+// ---- blend_overlay_list on the GPU
+
+// Every format and list of the CPU test (none, one, 64 random, the
+// shared-chroma glyphs with and without overlaps, shorter random ones),
+// premultiplied or not.
+TEST(OverlayListCuda, EqualsCpuForEveryFormat) {
+  SKIP_WITHOUT_GPU();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  const int W = 37, H = 29;
+  uint32_t seed = 2000;
+  for (PixelFormat f : kAllFormats)
+    for (const OverlayColorimetry& color : colorimetries_for(f))
+      for (Alpha alpha : {Alpha::Mixed, Alpha::Unpremultiplied}) {
+        const HostOverlay atlas = make_overlay(kAtlasW, kAtlasH, seed++, alpha);
+        for (const auto& list : placement_lists(W, H, seed += 10))
+          EXPECT_TRUE(list_cuda_equals_cpu({f, W, H}, seed, atlas, list, color, stream.get()))
+              << format_info(f).name << " " << colorimetry_name(color) << ", " << list.size()
+              << " placements";
+      }
+}
+
+// A line of 64 glyphs across a 1080p frame and placements scattered over
+// it (grids of many blocks, most of the union uncovered), and frames taller
+// than the grid's rows with placements at the top and the bottom (the
+// kernel's row loop).
+TEST(OverlayListCuda, EqualsCpuOnLargeAndTallFrames) {
+  SKIP_WITHOUT_GPU();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  const HostOverlay atlas = make_overlay(kAtlasW, kAtlasH, 3000, Alpha::Mixed);
+  std::vector<OverlayPlacement> line;
+  for (int i = 0; i < kMaxOverlayPlacements; i++)
+    line.push_back({(i % 4) * 12, (i % 2) * 10, 12, 10, 101 + 11 * i, 1001});
+  for (PixelFormat f :
+       {PixelFormat::BGRA, PixelFormat::RGB, PixelFormat::NV12, PixelFormat::I420}) {
+    const ImageDesc d{f, 1920, 1080};
+    EXPECT_TRUE(list_cuda_equals_cpu(d, 3001, atlas, line, kColorimetries[2], stream.get()))
+        << format_info(f).name << " line";
+    EXPECT_TRUE(list_cuda_equals_cpu(d, 3002, atlas, random_placements(3003, 64, 1920, 1080),
+                                     kColorimetries[3], stream.get()))
+        << format_info(f).name << " scattered";
+  }
+  const int H = 40001;
+  for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::I420, PixelFormat::Y444}) {
+    const std::vector<OverlayPlacement> ends = {{0, 0, 7, 9, 0, -3},
+                                                {5, 5, 9, 11, -2, H - 6},
+                                                {1, 2, 3, 3, 2, H / 2},
+                                                {0, 0, 6, 20, 1, -2}};
+    EXPECT_TRUE(list_cuda_equals_cpu({f, 7, H}, 3004, atlas, ends, kColorimetries[4], stream.get()))
+        << format_info(f).name << " tall";
+  }
+}
+
+// Issue #14's budget: a call with 64 glyphs costs the host at most 30 us
+// (validation, the job, one launch; queued, not waited for). Timed in
+// rounds of 50 calls, the stream drained between rounds so the launch queue
+// never fills; the median round's mean is printed and checked.
+TEST(OverlayListCuda, HostCostOfA64GlyphCall) {
+  SKIP_WITHOUT_GPU();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  const ImageDesc desc{PixelFormat::NV12, 1920, 1080};
+  HostImage host(desc, 0);
+  fill_frame(host, 4000);
+  testing_support::DeviceImage frame(desc, 256);
+  ASSERT_TRUE(frame.status().is_ok()) << frame.status().message();
+  const HostOverlay atlas = make_overlay(kAtlasW, kAtlasH, 4001, Alpha::Mixed);
+  DeviceBuffer datlas;
+  ASSERT_TRUE(datlas.allocate(atlas.bytes.size()).is_ok());
+  ASSERT_TRUE(copy_bytes_async(datlas.get(), atlas.bytes.data(), atlas.bytes.size(), stream.get())
+                  .is_ok());
+  ASSERT_TRUE(frame.upload(host.view(), stream.get()).is_ok());
+  OverlayImage a = atlas.img;
+  a.data = datlas.bytes();
+  std::vector<OverlayPlacement> line;
+  for (int i = 0; i < kMaxOverlayPlacements; i++)
+    line.push_back({(i % 4) * 12, (i % 2) * 10, 12, 10, 101 + 11 * i, 1001});
+  auto call = [&] {
+    return blend_overlay_list(Backend::Cuda, stream.get(), frame.view(), a, line.data(),
+                              kMaxOverlayPlacements, kColorimetries[2]);
+  };
+  for (int i = 0; i < 10; i++)
+    ASSERT_TRUE(call().is_ok());
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  std::vector<double> us;
+  for (int round = 0; round < 21; round++) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 50; i++)
+      ASSERT_TRUE(call().is_ok());
+    const auto t1 = std::chrono::steady_clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 50);
+    ASSERT_TRUE(stream.synchronize().is_ok());
+  }
+  std::sort(us.begin(), us.end());
+  std::printf("blend_overlay_list, 64 glyphs on 1080p NV12: host %.2f us a call (median of %zu "
+              "rounds; min %.2f, max %.2f)\n",
+              us[us.size() / 2], us.size(), us.front(), us.back());
+  EXPECT_LE(us[us.size() / 2], 30.0);
 }

@@ -99,4 +99,57 @@ Status check_overlay(const ImageDesc& frame, const OverlayImage& overlay,
 Status blend_overlay(Backend backend, StreamHandle stream, const ImageView& frame,
                      const OverlayImage& overlay, int x, int y, const OverlayColorimetry& color);
 
+// One sub-image of an atlas (a glyph, say) placed on the frame: the atlas's
+// pixels [src_x, src_x + width) x [src_y, src_y + height), its top-left one
+// on frame pixel (x, y).
+struct OverlayPlacement {
+  int src_x, src_y, width, height;
+  int x, y;
+};
+
+// The most placements one blend_overlay_list call takes: they travel by value
+// in the CUDA kernel's parameters (64 x 24 bytes, inside the 4 KB limit), so a
+// call uploads and allocates nothing.
+constexpr int kMaxOverlayPlacements = 64;
+
+// Blends `count` sub-images of `atlas` onto `frame`, with one CUDA launch
+// (issue #14: a changing time code costs the host one call a frame, not one
+// a glyph). The result is, byte for byte on both backends, that of
+//   for i in 0 .. count - 1:
+//     blend_overlay(backend, stream, frame, sub-image i of the atlas,
+//                   placements[i].x, placements[i].y, color)
+// the sub-image being {atlas.data + src_y * atlas.pitch + src_x * 4,
+// atlas.pitch, width, height}: the header's rules one placement at a time, in
+// list order, overlapping placements included. In particular a 4:2:0 chroma
+// sample that two placements touch is blended twice, each time with that
+// placement's own average over the sample's pixels (the other's pixels
+// counting as transparent) -- even where the placements share no luma pixel.
+// Atlas pixels outside a placement's sub-image never count.
+//
+// Checked before anything is written (where the sequence of calls would stop
+// half way, this writes nothing): the atlas and the colorimetry as
+// check_overlay, the frame, 0 <= count <= kMaxOverlayPlacements, `placements`
+// not null when count > 0, every sub-image non-empty and inside the atlas.
+// Placements may lie partly or wholly off the frame (those parts are no
+// work); count 0 is no work.
+//
+// Backend::Cuda: the frame and the atlas are device memory, `placements`
+// host memory (read before the call returns); the work is queued on `stream`
+// (no synchronisation, no allocation). How the GPU keeps the order: one
+// thread a frame pixel (and, in the same launch, one a chroma sample) over
+// the bounding box of the placements' clipped rectangles; each thread
+// applies, in list order, every placement whose rectangle (for chroma: whose
+// chroma samples) holds its pixel (sample), each with the per-pixel
+// (per-sample) code of blend_overlay, reading back what the previous one
+// wrote. A pixel's result depends only on its own bytes and the placements
+// over it, and a chroma sample's only on its own bytes and those
+// placements' pixels in its 2x2 (never on luma), so this is the sequence;
+// no two threads write the same byte. Cost: a rectangle test per placement
+// for each pixel of the box. Backend::Cpu: host memory, done on return, each
+// placement's rectangle in list order (over bands of rows) with the same
+// per-pixel code.
+Status blend_overlay_list(Backend backend, StreamHandle stream, const ImageView& frame,
+                          const OverlayImage& atlas, const OverlayPlacement* placements,
+                          int count, const OverlayColorimetry& color);
+
 }  // namespace cudafx

@@ -52,54 +52,129 @@ void for_row_bands(int y0, int y1, int width, const std::function<void(int, int)
   });
 }
 
+// Each rect in order over its own pixels, then its own chroma samples, a
+// band of rows at a time: every pixel and sample sees the rects that cover
+// it in the order the GPU's loop applies them (overlay_job.hpp), at a cost
+// of the rects' areas rather than count tests a pixel of their box.
 void blend_overlay_cpu(const OverlayJob& j) {
   for_row_bands(j.y0, j.y1, j.x1 - j.x0, [&j](int r0, int r1) {
-    for (int fy = r0; fy < r1; fy++)
-      for (int fx = j.x0; fx < j.x1; fx++)
-        overlay_blend_pixel(j, fx, fy);
+    for (int i = 0; i < j.count; i++) {
+      const OverlayRect& r = j.rects[i];
+      for (int fy = std::max(r0, r.y0); fy < std::min(r1, r.y1); fy++)
+        for (int fx = r.x0; fx < r.x1; fx++)
+          overlay_blend_pixel(j, r, fx, fy);
+    }
   });
   if (j.chroma == OverlayChroma::None)
     return;
   for_row_bands(j.cy0, j.cy1, j.cx1 - j.cx0, [&j](int r0, int r1) {
-    for (int cy = r0; cy < r1; cy++)
-      for (int cx = j.cx0; cx < j.cx1; cx++)
-        overlay_blend_chroma(j, cx, cy);
+    for (int i = 0; i < j.count; i++) {
+      const OverlayRect& r = j.rects[i];
+      const OverlayChromaRect c = overlay_chroma_rect(j, r);
+      for (int cy = std::max(r0, c.cy0); cy < std::min(r1, c.cy1); cy++)
+        for (int cx = c.cx0; cx < c.cx1; cx++)
+          overlay_blend_chroma(j, r, cx, cy);
+    }
   });
 }
 
-// The job for `overlay` at (x, y) on `frame` (both validated); false when it
-// covers no frame pixel.
-bool make_overlay_job(const ImageView& frame, const OverlayImage& overlay, int x, int y,
-                      const OverlayColorimetry& color, OverlayJob* job) {
-  const int W = frame.desc.width, H = frame.desc.height;
-  // In 64 bits: x + width may pass INT_MAX.
-  const long long x0 = std::max<long long>(x, 0), y0 = std::max<long long>(y, 0);
-  const long long x1 = std::min<long long>(static_cast<long long>(x) + overlay.width, W);
-  const long long y1 = std::min<long long>(static_cast<long long>(y) + overlay.height, H);
-  if (x0 >= x1 || y0 >= y1)
-    return false;
+// A job on `frame` (validated) with no rects yet; overlay rows `pitch` apart.
+void start_job(const ImageView& frame, const OverlayColorimetry& color, size_t pitch,
+               OverlayJob* job) {
   OverlayJob& j = *job;
   j = OverlayJob{};
   j.frame = frame;
-  j.ov = overlay.data;
-  j.ov_pitch = overlay.pitch;
-  j.ox = x;
-  j.oy = y;
-  j.x0 = static_cast<int>(x0);
-  j.y0 = static_cast<int>(y0);
-  j.x1 = static_cast<int>(x1);
-  j.y1 = static_cast<int>(y1);
   const PixelFormat f = frame.desc.format;
   j.layout = packed_layout(f);
   j.packed = f != PixelFormat::GRAY8 && format_info(f).n_planes == 1;
   j.chroma = chroma_of(f);
+  j.chroma_shift = j.chroma == OverlayChroma::Planar420 || j.chroma == OverlayChroma::NV12;
   j.k = overlay_yuv_coeffs(color);
-  const int shift = j.chroma == OverlayChroma::Planar420 || j.chroma == OverlayChroma::NV12;
-  j.cx0 = j.x0 >> shift;
-  j.cy0 = j.y0 >> shift;
-  j.cx1 = ((j.x1 - 1) >> shift) + 1;
-  j.cy1 = ((j.y1 - 1) >> shift) + 1;
-  return true;
+  j.pitch = pitch;
+}
+
+// Adds the w x h overlay at `src` (w, h > 0), its top-left pixel on frame
+// pixel (x, y), clipped to the frame; nothing when it covers no frame pixel
+// (a single blend_overlay does nothing then either).
+void add_rect(OverlayJob* job, const uint8_t* src, int w, int h, int x, int y) {
+  OverlayJob& j = *job;
+  const int W = j.frame.desc.width, H = j.frame.desc.height;
+  // In 64 bits: x + w may pass INT_MAX.
+  const long long x0 = std::max<long long>(x, 0), y0 = std::max<long long>(y, 0);
+  const long long x1 = std::min<long long>(static_cast<long long>(x) + w, W);
+  const long long y1 = std::min<long long>(static_cast<long long>(y) + h, H);
+  if (x0 >= x1 || y0 >= y1)
+    return;
+  OverlayRect& r = j.rects[j.count];
+  r.src = src + static_cast<size_t>(y0 - y) * j.pitch + static_cast<size_t>(x0 - x) * 4;
+  r.x0 = static_cast<int>(x0);
+  r.y0 = static_cast<int>(y0);
+  r.x1 = static_cast<int>(x1);
+  r.y1 = static_cast<int>(y1);
+  if (j.count == 0) {
+    j.x0 = r.x0, j.y0 = r.y0, j.x1 = r.x1, j.y1 = r.y1;
+  } else {
+    j.x0 = std::min(j.x0, r.x0), j.y0 = std::min(j.y0, r.y0);
+    j.x1 = std::max(j.x1, r.x1), j.y1 = std::max(j.y1, r.y1);
+  }
+  j.count++;
+  const int s = j.chroma_shift;
+  j.cx0 = j.x0 >> s;
+  j.cy0 = j.y0 >> s;
+  j.cx1 = ((j.x1 - 1) >> s) + 1;
+  j.cy1 = ((j.y1 - 1) >> s) + 1;
+}
+
+// The checks both entry points make on the frame and the overlay or atlas.
+Status check_frame_and_overlay(const ImageView& frame, const OverlayImage& overlay,
+                               const OverlayColorimetry& color) {
+  CUDAFX_TRY(check_overlay(frame.desc, overlay, color));
+  return validate_view(frame, frame.desc, "overlay frame");
+}
+
+// Said even when there is nothing to blend, so a caller learns it at once.
+Status check_backend(Backend backend) {
+  if (backend == Backend::Cuda && !cuda_built())
+    return Status::error(StatusCode::Unsupported, "this build of cudafx has no CUDA support");
+  return Status::ok();
+}
+
+Status run_job(Backend backend, StreamHandle stream, const OverlayJob& job) {
+  if (job.count == 0)
+    return Status::ok();
+  if (backend == Backend::Cuda)
+    return blend_overlay_cuda(stream, job);
+  blend_overlay_cpu(job);
+  return Status::ok();
+}
+
+std::string placement_text(int i, const OverlayPlacement& p) {
+  return "overlay list: placement " + std::to_string(i) + " (" + std::to_string(p.width) + "x" +
+         std::to_string(p.height) + " at " + std::to_string(p.src_x) + "," +
+         std::to_string(p.src_y) + " of the atlas)";
+}
+
+Status check_placements(const OverlayImage& atlas, const OverlayPlacement* placements,
+                        int count) {
+  if (count < 0 || count > kMaxOverlayPlacements)
+    return Status::invalid("overlay list: " + std::to_string(count) +
+                           " placements, not in 0.." + std::to_string(kMaxOverlayPlacements));
+  if (count > 0 && !placements)
+    return Status::invalid("overlay list: no placements array for a count of " +
+                           std::to_string(count));
+  for (int i = 0; i < count; i++) {
+    const OverlayPlacement& p = placements[i];
+    if (p.width <= 0 || p.height <= 0)
+      return Status::invalid(placement_text(i, p) + " is empty");
+    // In 64 bits: src_x + width may pass INT_MAX.
+    if (p.src_x < 0 || p.src_y < 0 ||
+        static_cast<long long>(p.src_x) + p.width > atlas.width ||
+        static_cast<long long>(p.src_y) + p.height > atlas.height)
+      return Status::invalid(placement_text(i, p) + " is not inside the " +
+                             std::to_string(atlas.width) + "x" + std::to_string(atlas.height) +
+                             " atlas");
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -152,18 +227,30 @@ Status check_overlay(const ImageDesc& frame, const OverlayImage& overlay,
 
 Status blend_overlay(Backend backend, StreamHandle stream, const ImageView& frame,
                      const OverlayImage& overlay, int x, int y, const OverlayColorimetry& color) {
-  CUDAFX_TRY(check_overlay(frame.desc, overlay, color));
-  CUDAFX_TRY(validate_view(frame, frame.desc, "overlay frame"));
-  // Said even when there is nothing to blend, so a caller learns it at once.
-  if (backend == Backend::Cuda && !cuda_built())
-    return Status::error(StatusCode::Unsupported, "this build of cudafx has no CUDA support");
+  CUDAFX_TRY(check_frame_and_overlay(frame, overlay, color));
+  CUDAFX_TRY(check_backend(backend));
   OverlayJob job;
-  if (!make_overlay_job(frame, overlay, x, y, color, &job))
-    return Status::ok();
-  if (backend == Backend::Cuda)
-    return blend_overlay_cuda(stream, job);
-  blend_overlay_cpu(job);
-  return Status::ok();
+  start_job(frame, color, overlay.pitch, &job);
+  add_rect(&job, overlay.data, overlay.width, overlay.height, x, y);
+  return run_job(backend, stream, job);
+}
+
+Status blend_overlay_list(Backend backend, StreamHandle stream, const ImageView& frame,
+                          const OverlayImage& atlas, const OverlayPlacement* placements,
+                          int count, const OverlayColorimetry& color) {
+  CUDAFX_TRY(check_frame_and_overlay(frame, atlas, color));
+  CUDAFX_TRY(check_placements(atlas, placements, count));
+  CUDAFX_TRY(check_backend(backend));
+  OverlayJob job;
+  start_job(frame, color, atlas.pitch, &job);
+  for (int i = 0; i < count; i++) {
+    const OverlayPlacement& p = placements[i];
+    add_rect(&job,
+             atlas.data + static_cast<size_t>(p.src_y) * atlas.pitch +
+                 static_cast<size_t>(p.src_x) * 4,
+             p.width, p.height, p.x, p.y);
+  }
+  return run_job(backend, stream, job);
 }
 
 }  // namespace cudafx

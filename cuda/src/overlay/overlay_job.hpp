@@ -1,6 +1,7 @@
 // The overlay blend as a job over frame pixels and chroma samples: what the
-// CPU loop and the CUDA kernels run, one function a pixel or sample, so both
-// backends write the same bytes.
+// CPU loop and the CUDA kernel run, one function a pixel or sample and
+// placement, so both backends write the same bytes. blend_overlay is a job
+// of one placement, blend_overlay_list one of up to kMaxOverlayPlacements.
 #pragma once
 
 #include <cstddef>
@@ -23,28 +24,50 @@ struct OverlayPackedLayout {
 // two planes (I420) or interleaved (NV12), or full size (Y444).
 enum class OverlayChroma { None, Planar420, NV12, Planar444 };
 
-// Everything a pixel or a sample needs: the frame, the overlay and where it
-// lies, the part of the frame it covers, and the per-format rules.
-struct OverlayJob {
-  ImageView frame;
-  const uint8_t* ov;       // overlay pixel (0, 0)
-  size_t ov_pitch;
-  int ox, oy;              // overlay origin in the frame
-  int x0, y0, x1, y1;      // covered frame pixels [x0, x1) x [y0, y1), not empty
-  int cx0, cy0, cx1, cy1;  // chroma samples that hold a covered pixel
-  bool packed;             // plane 0: packed RGB (else one luma byte)
-  OverlayPackedLayout layout;
-  OverlayChroma chroma;
-  OverlayYuvCoeffs k;
+// One placed overlay, clipped to the frame: it covers frame pixels
+// [x0, x1) x [y0, y1) (not empty), `src` being the overlay pixel on frame
+// pixel (x0, y0), its rows the job's `pitch` apart.
+struct OverlayRect {
+  const uint8_t* src;
+  int x0, y0, x1, y1;
 };
 
-CUDAFX_HD const uint8_t* overlay_pixel(const OverlayJob& j, int fx, int fy) {
-  return j.ov + static_cast<size_t>(fy - j.oy) * j.ov_pitch + static_cast<size_t>(fx - j.ox) * 4;
+// Everything a pixel or a sample needs: the frame and its per-format rules,
+// and the placed overlays in the order they blend. Passed by value as the
+// CUDA kernel's parameter (under 4 KB).
+struct OverlayJob {
+  ImageView frame;
+  bool packed;  // plane 0: packed RGB (else one luma byte)
+  OverlayPackedLayout layout;
+  OverlayChroma chroma;
+  int chroma_shift;  // 1 for 4:2:0, else 0
+  OverlayYuvCoeffs k;
+  size_t pitch;            // the overlays' row pitch
+  int count;               // rects in use
+  int x0, y0, x1, y1;      // the bounding box of the rects
+  int cx0, cy0, cx1, cy1;  // chroma samples that hold a pixel of the box
+  OverlayRect rects[kMaxOverlayPlacements];
+};
+
+// The chroma samples that hold a pixel of r: [cx0, cx1) x [cy0, cy1).
+struct OverlayChromaRect {
+  int cx0, cy0, cx1, cy1;
+};
+
+CUDAFX_HD OverlayChromaRect overlay_chroma_rect(const OverlayJob& j, const OverlayRect& r) {
+  const int s = j.chroma_shift;
+  return {r.x0 >> s, r.y0 >> s, ((r.x1 - 1) >> s) + 1, ((r.y1 - 1) >> s) + 1};
 }
 
-// Frame pixel (fx, fy), a covered one: its plane-0 bytes (RGB or luma).
-CUDAFX_HD void overlay_blend_pixel(const OverlayJob& j, int fx, int fy) {
-  const uint8_t* o = overlay_pixel(j, fx, fy);
+CUDAFX_HD const uint8_t* overlay_pixel(const OverlayJob& j, const OverlayRect& r, int fx,
+                                       int fy) {
+  return r.src + static_cast<size_t>(fy - r.y0) * j.pitch + static_cast<size_t>(fx - r.x0) * 4;
+}
+
+// Frame pixel (fx, fy), one that `rect` covers: its plane-0 bytes (RGB or luma).
+CUDAFX_HD void overlay_blend_pixel(const OverlayJob& j, const OverlayRect& rect, int fx,
+                                    int fy) {
+  const uint8_t* o = overlay_pixel(j, rect, fx, fy);
   const int b = o[0], g = o[1], r = o[2], a = o[3];
   if (j.packed) {
     const OverlayPackedLayout& L = j.layout;
@@ -61,10 +84,10 @@ CUDAFX_HD void overlay_blend_pixel(const OverlayJob& j, int fx, int fy) {
   *d = over_yuv(j.k.y, a, b, g, r, *d, 0);
 }
 
-// Chroma sample (cx, cy) of [cx0, cx1) x [cy0, cy1): U and V from the sums
-// over the frame pixels it covers, those outside the rectangle transparent.
-CUDAFX_HD void overlay_blend_chroma(const OverlayJob& j, int cx, int cy) {
-  const int shift = j.chroma == OverlayChroma::Planar444 ? 0 : 1;
+// Chroma sample (cx, cy), one of r's chroma rectangle: U and V from the sums
+// over the frame pixels it covers, those outside r transparent.
+CUDAFX_HD void overlay_blend_chroma(const OverlayJob& j, const OverlayRect& r, int cx, int cy) {
+  const int shift = j.chroma_shift;
   const int fx0 = cx << shift, fy0 = cy << shift;
   const int W = j.frame.desc.width, H = j.frame.desc.height;
   const int fx1 = fx0 + (1 << shift) < W ? fx0 + (1 << shift) : W;
@@ -72,9 +95,9 @@ CUDAFX_HD void overlay_blend_chroma(const OverlayJob& j, int cx, int cy) {
   int sa = 0, sb = 0, sg = 0, sr = 0;
   for (int fy = fy0; fy < fy1; fy++) {
     for (int fx = fx0; fx < fx1; fx++) {
-      if (fy < j.y0 || fy >= j.y1 || fx < j.x0 || fx >= j.x1)
+      if (fy < r.y0 || fy >= r.y1 || fx < r.x0 || fx >= r.x1)
         continue;
-      const uint8_t* o = overlay_pixel(j, fx, fy);
+      const uint8_t* o = overlay_pixel(j, r, fx, fy);
       sb += o[0];
       sg += o[1];
       sr += o[2];
@@ -96,7 +119,29 @@ CUDAFX_HD void overlay_blend_chroma(const OverlayJob& j, int cx, int cy) {
   *v = over_yuv(j.k.v, sa, sb, sg, sr, *v, s);
 }
 
-// Queues the job's kernels on `stream` (overlay_blend_cuda.cu).
+// Frame pixel (fx, fy) of the box: every rect that covers it, in order,
+// each reading what the one before wrote -- the pixel's bytes after the
+// sequence of single blends.
+CUDAFX_HD void overlay_blend_pixel_all(const OverlayJob& j, int fx, int fy) {
+  for (int i = 0; i < j.count; i++) {
+    const OverlayRect& r = j.rects[i];
+    if (fx >= r.x0 && fx < r.x1 && fy >= r.y0 && fy < r.y1)
+      overlay_blend_pixel(j, r, fx, fy);
+  }
+}
+
+// Chroma sample (cx, cy) of the box: every rect whose chroma rectangle
+// holds it, in order, each with its own sums.
+CUDAFX_HD void overlay_blend_chroma_all(const OverlayJob& j, int cx, int cy) {
+  for (int i = 0; i < j.count; i++) {
+    const OverlayChromaRect c = overlay_chroma_rect(j, j.rects[i]);
+    if (cx >= c.cx0 && cx < c.cx1 && cy >= c.cy0 && cy < c.cy1)
+      overlay_blend_chroma(j, j.rects[i], cx, cy);
+  }
+}
+
+// Queues the job (count >= 1) on `stream` as one kernel launch
+// (overlay_blend_cuda.cu).
 Status blend_overlay_cuda(StreamHandle stream, const OverlayJob& job);
 
 }  // namespace cudafx
