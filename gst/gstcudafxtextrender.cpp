@@ -109,11 +109,21 @@ GstCudaFxTextRenderer::render (const char *text, const GstCudaFxTextStyle & styl
     pango_layout_get_pixel_extents (layout_, &ink, &logical);
     width = static_cast<int>(std::ceil ((ink.width + shadow + outline) * scale));
   }
-  const int height = static_cast<int>(std::ceil ((ink.height + shadow + outline) * scale));
-  if (width <= 0 || height <= 0)
-    return true;              /* only spaces: nothing to draw */
+  int height = static_cast<int>(std::ceil ((ink.height + shadow + outline) * scale));
+  if (ink.width <= 0 || ink.height <= 0 || width <= 0 || height <= 0) {
+    /* only spaces: nothing to draw, but they advance the pen */
+    out->advance = logical.width * scale;
+    out->line_height = logical.height * scale;
+    return true;
+  }
 
   const double half = std::ceil (outline / 2.0);
+  const double shift_x = std::min (std::max (style.shift_x, 0.0), 0.999);
+  const double shift_y = std::min (std::max (style.shift_y, 0.0), 0.999);
+  if (shift_x > 0)
+    width++;
+  if (shift_y > 0)
+    height++;
   out->width = width;
   out->height = height;
   out->pitch = static_cast<size_t>(width) * 4;
@@ -124,6 +134,12 @@ GstCudaFxTextRenderer::render (const char *text, const GstCudaFxTextStyle & styl
   out->logical_y = static_cast<int>(std::ceil ((logical.y - half) * scale));
   out->logical_width = static_cast<int>(std::ceil ((logical.width + shadow + outline) * scale));
   out->logical_height = static_cast<int>(std::ceil ((logical.height + shadow + outline) * scale));
+  out->advance = logical.width * scale;
+  out->line_height = logical.height * scale;
+  out->decoration = (shadow + outline) * scale;
+  out->half_outline = half * scale;
+  out->ink_x_exact = (ink.x - half) * scale;
+  out->ink_y_exact = (ink.y - half) * scale;
 
   cairo_surface_t *surface = cairo_image_surface_create_for_data (out->pixels.data (),
       CAIRO_FORMAT_ARGB32, width, height, static_cast<int>(out->pitch));
@@ -135,6 +151,7 @@ GstCudaFxTextRenderer::render (const char *text, const GstCudaFxTextStyle & styl
     *out = GstCudaFxTextImage ();
     return false;
   }
+  cairo_translate (cr, shift_x, shift_y);
   cairo_scale (cr, scale, scale);
   /* The ink box, grown by half the outline, starts at the image's origin. */
   cairo_translate (cr, half - ink.x, half - ink.y);

@@ -31,6 +31,10 @@ struct GstCudaFxTextStyle
   bool wrap = true;               /* wrap lines longer than max_width */
   int max_width = -1;             /* pixels of the image, after scaling; -1: no limit */
   double scale = 1.0;             /* textoverlay's auto-resize: frame width / 640 */
+  /* Sub-pixel shift of the drawing inside the image, 0 <= v < 1 output
+   * pixels (the glyph atlas renders each glyph at several phases); a shift
+   * makes the image a pixel larger on that axis. */
+  double shift_x = 0.0, shift_y = 0.0;
 };
 
 /* The rendered text. Placement follows textoverlay: `ink_x`, `ink_y` is
@@ -44,6 +48,14 @@ struct GstCudaFxTextImage
   std::vector<uint8_t> pixels;    /* B, G, R, A premultiplied */
   int ink_x = 0, ink_y = 0;
   int logical_x = 0, logical_y = 0, logical_width = 0, logical_height = 0;
+  /* For composing strings from separately rendered glyphs (the glyph
+   * atlas), unrounded and scaled: the pen advance (logical width without
+   * shadow and outline), the line height (likewise), what shadow and
+   * outline add to both, and the outline's half width the image starts
+   * before the ink. */
+  double advance = 0, line_height = 0, decoration = 0, half_outline = 0;
+  /* ink_x, ink_y before rounding up (and before any shift) */
+  double ink_x_exact = 0, ink_y_exact = 0;
 };
 
 class GstCudaFxTextRenderer

@@ -20,9 +20,11 @@
  * offers meta:GstVideoOverlayComposition upstream, so those elements need
  * no CPU blend either.
  *
- * Not yet: the text_sink pad for timed text, shaded-background, and the
- * glyph atlas that will spare a changing time code its per-change Pango
- * rendering (today a new string is rendered and uploaded again).
+ * A changing time or clock on plain one-line text is drawn from a glyph
+ * atlas (every character rendered once, on property changes): a new string
+ * costs no Pango rendering and no upload, only the glyphs' blends.
+ *
+ * Not yet: the text_sink pad for timed text and shaded-background.
  *
  * ## Example launch lines
  * |[
@@ -41,6 +43,7 @@
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/overlay_blend.hpp"
 #include "gstcudafxenums.h"
+#include "gstcudafxglyphatlas.h"
 #include "gstcudafxtextrender.h"
 #include "gstcudafxtimetext.h"
 
@@ -121,8 +124,10 @@ struct GstCudaTextOverlayState
   GstVideoInfo info;
   cudafx::Backend backend = cudafx::Backend::Cpu;
   cudafx::OverlayColorimetry colour;
-  /* the text of the current frame (before_transform) */
+  /* the text of the current frame (before_transform): as markup, and as
+   * plain characters when the atlas can draw it (else empty) */
   std::string frame_text;
+  std::string frame_plain;
   gboolean silent = FALSE;
   /* the rendered text: from which string and settings, and where */
   std::string rendered_text;
@@ -137,6 +142,14 @@ struct GstCudaTextOverlayState
   /* device copies of upstream rectangles, by rectangle seqnum */
   std::map < guint, std::unique_ptr < GstCudaTextOverlayImage >> rect_cache;
   GstClockTime first_running_time = GST_CLOCK_TIME_NONE;
+  /* changing strings (times, clocks): glyphs rendered once */
+  GstCudaFxGlyphAtlas atlas;
+  guint64 atlas_version = G_MAXUINT64;
+  int atlas_frame_width = 0;
+  GstCudaTextOverlayImage atlas_image;
+  bool atlas_uploaded = false;
+  GstCudaFxComposedText composed;
+  std::vector < cudafx::OverlayPlacement > placements;
 };
 
 struct _GstCudaTextOverlay
@@ -206,6 +219,8 @@ gst_cuda_text_overlay_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConf
   /* A new size or format places and scales the text anew. */
   st->rendered_version = G_MAXUINT64;
   st->text_uploaded = false;
+  st->atlas_version = G_MAXUINT64;
+  st->atlas_uploaded = false;
   st->rect_cache.clear ();
   return cudafx::Status::ok ();
 }
@@ -216,6 +231,8 @@ gst_cuda_text_overlay_teardown (GstCudaFxFilter * filter)
   GstCudaTextOverlayState *st = GST_CUDA_TEXT_OVERLAY (filter)->state;
   st->text_image.device = cudafx::DeviceBuffer ();
   st->text_uploaded = false;
+  st->atlas_image.device = cudafx::DeviceBuffer ();
+  st->atlas_uploaded = false;
   st->rect_cache.clear ();
   release_rectangles (st);
 }
@@ -267,6 +284,13 @@ frame_text (GstCudaTextOverlay * self, const GstCudaTextOverlaySettings & s, Gst
     g_free (e);
     return out;
   };
+  /* The atlas draws plain single-line text: the text property without
+   * markup characters or line breaks, and a time or clock that changes. */
+  const bool changing = s.time_mode != GST_CUDA_TEXT_TIME_NONE || s.clock;
+  const bool plain = s.text.find_first_of ("<&\n") == std::string::npos;
+  const std::string joined = gst_cuda_fx_join_text (s.text, time, clock, s.time_first);
+  st->frame_plain = changing && plain &&
+      g_utf8_validate (joined.c_str (), -1, nullptr) ? joined : std::string ();
   return gst_cuda_fx_join_text (s.text, escape (time), escape (clock), s.time_first);
 }
 
@@ -362,16 +386,10 @@ place_text (const GstCudaTextOverlaySettings & s, const GstCudaFxTextImage & img
   *y = py + s.deltay;
 }
 
-/* Renders the frame's string when it or a property changed since the last
- * rendering; the device copy is made again then. */
-static cudafx::Status
-update_text (GstCudaTextOverlay * self)
+/* The renderer's style for the settings on a frame `w` pixels wide. */
+static GstCudaFxTextStyle
+text_style (const GstCudaTextOverlaySettings & s, int w)
 {
-  GstCudaTextOverlayState *st = self->state;
-  const GstCudaTextOverlaySettings s = copy_settings (self);
-  if (st->rendered_version == s.version && st->rendered_text == st->frame_text)
-    return cudafx::Status::ok ();
-  const int w = GST_VIDEO_INFO_WIDTH (&st->info), h = GST_VIDEO_INFO_HEIGHT (&st->info);
   GstCudaFxTextStyle style;
   style.font_desc = s.font_desc;
   style.color = s.color;
@@ -387,6 +405,20 @@ update_text (GstCudaTextOverlay * self)
       s.halign == GST_CUDA_TEXT_HALIGN_RIGHT;
   style.max_width = std::max (1, w - (padded_x ? s.xpad : 0));
   style.scale = s.auto_resize ? w / SCALE_BASIS : 1.0;
+  return style;
+}
+
+/* Renders the frame's string when it or a property changed since the last
+ * rendering; the device copy is made again then. */
+static cudafx::Status
+update_text (GstCudaTextOverlay * self)
+{
+  GstCudaTextOverlayState *st = self->state;
+  const GstCudaTextOverlaySettings s = copy_settings (self);
+  if (st->rendered_version == s.version && st->rendered_text == st->frame_text)
+    return cudafx::Status::ok ();
+  const int w = GST_VIDEO_INFO_WIDTH (&st->info), h = GST_VIDEO_INFO_HEIGHT (&st->info);
+  const GstCudaFxTextStyle style = text_style (s, w);
   std::string error;
   if (!st->renderer.render (st->frame_text.c_str (), style, &st->text, &error))
     return cudafx::Status::error (cudafx::StatusCode::Internal, "text rendering: " + error);
@@ -428,6 +460,73 @@ blend_image (GstCudaTextOverlayState * st, GstCudaTextOverlayImage & img, bool *
   return cudafx::blend_overlay (st->backend, stream, frame, ov, img.x, img.y, st->colour);
 }
 
+/* The characters a changing time or clock needs, besides the text's. */
+#define ATLAS_CHARSET "0123456789:;.-/ "
+
+/* Draws the frame's plain string from the glyph atlas: no Pango, no upload
+ * (once the atlas is built: per property change, or when a clock shows a
+ * character it did not have). *drawn false: the string does not fit on one
+ * line, the caller renders it whole. */
+static cudafx::Status
+draw_from_atlas (GstCudaTextOverlay * self, const cudafx::ImageView & frame,
+    cudafx::StreamHandle stream, bool *drawn)
+{
+  GstCudaTextOverlayState *st = self->state;
+  *drawn = false;
+  const GstCudaTextOverlaySettings s = copy_settings (self);
+  const int w = GST_VIDEO_INFO_WIDTH (&st->info), h = GST_VIDEO_INFO_HEIGHT (&st->info);
+  const GstCudaFxTextStyle style = text_style (s, w);
+  if (st->atlas_version != s.version || st->atlas_frame_width != w ||
+      !st->atlas.covers (st->frame_plain)) {
+    std::string error;
+    if (!st->atlas.build (st->renderer, style, ATLAS_CHARSET + s.text + st->frame_plain, &error))
+      return cudafx::Status::error (cudafx::StatusCode::Internal, "glyph atlas: " + error);
+    st->atlas_version = s.version;
+    st->atlas_frame_width = w;
+    st->atlas_uploaded = false;
+    GstCudaTextOverlayImage & img = st->atlas_image;
+    img.host = st->atlas.pixels ().data ();
+    img.pitch = st->atlas.pitch ();
+    img.width = st->atlas.width ();
+    img.height = st->atlas.height ();
+    GST_DEBUG_OBJECT (self, "glyph atlas %dx%d", img.width, img.height);
+  }
+  st->atlas.compose (st->frame_plain, &st->composed);
+  const GstCudaFxTextImage & m = st->composed.metrics;
+  if (m.logical_width > style.max_width)
+    return cudafx::Status::ok ();       /* would wrap */
+  *drawn = true;
+  if (st->composed.glyphs.empty ())
+    return cudafx::Status::ok ();
+  int x, y;
+  place_text (s, m, w, h, &x, &y);
+  GstCudaTextOverlayImage & atlas = st->atlas_image;
+  const uint8_t *base = atlas.host;
+  if (st->backend == cudafx::Backend::Cuda) {
+    const size_t bytes = atlas.pitch * static_cast < size_t > (atlas.height);
+    if (!st->atlas_uploaded) {
+      if (atlas.device.size () < bytes)
+        CUDAFX_TRY (atlas.device.allocate (bytes));
+      CUDAFX_TRY (cudafx::copy_bytes_async (atlas.device.get (), atlas.host, bytes, stream));
+      st->atlas_uploaded = true;
+    }
+    base = atlas.device.bytes ();
+  }
+  /* One call (one launch on the GPU) for up to kMaxOverlayPlacements
+   * glyphs, in order: overlapping neighbours blend as sequential calls. */
+  std::vector < cudafx::OverlayPlacement > & list = st->placements;
+  list.clear ();
+  for (const GstCudaFxGlyphPlacement & g : st->composed.glyphs)
+    list.push_back ({g.src_x, g.src_y, g.width, g.height, x + g.x, y + g.y});
+  const cudafx::OverlayImage ov { base, atlas.pitch, atlas.width, atlas.height };
+  for (size_t i = 0; i < list.size (); i += cudafx::kMaxOverlayPlacements) {
+    const int n = (int) std::min < size_t > (cudafx::kMaxOverlayPlacements, list.size () - i);
+    CUDAFX_TRY (cudafx::blend_overlay_list (st->backend, stream, frame, ov, &list[i], n,
+            st->colour));
+  }
+  return cudafx::Status::ok ();
+}
+
 static cudafx::Status
 gst_cuda_text_overlay_process_ip (GstCudaFxFilter * filter, const cudafx::ImageView & frame,
     cudafx::StreamHandle stream)
@@ -464,6 +563,12 @@ gst_cuda_text_overlay_process_ip (GstCudaFxFilter * filter, const cudafx::ImageV
       used[seqnum] = std::move (img);
     }
     st->rect_cache = std::move (used);
+  }
+  if (!st->frame_plain.empty ()) {
+    bool drawn = false;
+    CUDAFX_TRY (draw_from_atlas (self, frame, stream, &drawn));
+    if (drawn)
+      return cudafx::Status::ok ();
   }
   CUDAFX_TRY (update_text (self));
   return blend_image (st, st->text_image, &st->text_uploaded, frame, stream);

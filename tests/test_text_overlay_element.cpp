@@ -398,3 +398,56 @@ TEST(TextOverlay, CudaMemoryChain) {
 }
 
 }  // namespace
+
+namespace {
+
+struct LogCounts {
+  int rendered = 0, atlas = 0;
+};
+
+void count_log(GstDebugCategory* cat, GstDebugLevel, const gchar*, const gchar*, gint, GObject*,
+               GstDebugMessage* message, gpointer data) {
+  if (std::string(gst_debug_category_get_name(cat)) != "cudatextoverlay")
+    return;
+  const std::string m = gst_debug_message_get(message);
+  auto* c = static_cast<LogCounts*>(data);
+  c->rendered += m.rfind("rendered '", 0) == 0;
+  c->atlas += m.rfind("glyph atlas", 0) == 0;
+}
+
+// A time that changes every frame is drawn from the glyph atlas: built
+// once, no Pango rendering per frame; each frame's pixels are those of the
+// frame's own time (equal frames for equal times, different otherwise).
+TEST(TextOverlay, ChangingTimeUsesTheGlyphAtlas) {
+  const ImageDesc desc{PixelFormat::NV12, 320, 180};
+  const HostImage src = background(desc, 31);
+  LogCounts counts;
+  gst_debug_set_threshold_for_name("cudatextoverlay", GST_LEVEL_LOG);
+  gst_debug_add_log_function(count_log, &counts, nullptr);
+  GstHarness* h = harness_with("cudatextoverlay", std::string("backend=cpu ") + kFont +
+                                                      " text=Cam time-mode=buffer-time");
+  const std::string caps = caps_string(desc);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  std::vector<HostImage> frames;
+  for (int i = 0; i < 12; i++) {
+    GstBuffer* in = buffer_from_image(src);
+    GST_BUFFER_PTS(in) = (i % 6) * 137 * GST_MSECOND;  // six times, twice
+    ASSERT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    HostImage img;
+    ASSERT_TRUE(image_from_buffer(out, desc, &img));
+    gst_buffer_unref(out);
+    frames.push_back(std::move(img));
+  }
+  gst_harness_teardown(h);
+  gst_debug_remove_log_function(count_log);
+  gst_debug_set_threshold_for_name("cudatextoverlay", GST_LEVEL_NONE);
+  EXPECT_EQ(counts.rendered, 0) << "Pango rendered a frame's string";
+  EXPECT_EQ(counts.atlas, 1) << "the atlas was built more than once";
+  for (int i = 0; i < 6; i++) {
+    EXPECT_TRUE(bytes_equal(frames[i].view(), frames[i + 6].view())) << i;
+    EXPECT_FALSE(bytes_equal(frames[i].view(), frames[(i + 1) % 6].view())) << i;
+  }
+}
+
+}  // namespace

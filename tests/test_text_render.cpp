@@ -205,3 +205,79 @@ TEST_F(TextRender, LongText) {
 }
 
 }  // namespace
+
+// ---- the glyph atlas ----
+
+#include "gstcudafxglyphatlas.h"
+
+namespace {
+
+// The composed string painted as the element blends it: each glyph "over"
+// the image in order, at its place, on a canvas in the whole rendering's
+// coordinates (origin: the layout's, as ink_x/ink_y say).
+struct Canvas {
+  int x0 = -20, y0 = -20, w = 600, h = 120;
+  std::vector<double> a = std::vector<double>(600 * 120, 0.0);
+  void over(const uint8_t* px, size_t pitch, int sx, int sy, int width, int height, int ox, int oy) {
+    for (int y = 0; y < height; y++)
+      for (int x = 0; x < width; x++) {
+        const int cx = ox + x - x0, cy = oy + y - y0;
+        if (cx < 0 || cy < 0 || cx >= w || cy >= h)
+          continue;
+        const double src = px[(sy + y) * pitch + (sx + x) * 4 + 3] / 255.0;
+        double& d = a[cy * w + cx];
+        d = src + (1 - src) * d;
+      }
+  }
+};
+
+double mask_iou(const Canvas& p, const Canvas& q) {
+  int inter = 0, uni = 0;
+  for (size_t i = 0; i < p.a.size(); i++) {
+    const bool a = p.a[i] > 0.25, b = q.a[i] > 0.25;
+    inter += a && b;
+    uni += a || b;
+  }
+  return uni ? double(inter) / uni : 1.0;
+}
+
+}  // namespace
+
+// Strings composed from the atlas look like the whole string rendered: the
+// covered pixels agree (IoU >= 0.95) and the metrics a placement uses are
+// within a pixel.
+TEST_F(TextRender, GlyphAtlasComposesLikeTheWholeString) {
+  GstCudaFxTextStyle s;
+  s.font_desc = kFont;  // outline and shadow on, as the element's default
+  GstCudaFxTextRenderer r;
+  GstCudaFxGlyphAtlas atlas;
+  std::string err;
+  ASSERT_TRUE(atlas.build(r, s, "0123456789:.- ", &err)) << err;
+  EXPECT_GT(atlas.width(), 10 * 10);
+  for (const char* text : {"12:34:56.789", "0:00:00.000", "100:59:59.999", "1 - 2"}) {
+    ASSERT_TRUE(atlas.covers(text));
+    GstCudaFxComposedText c;
+    atlas.compose(text, &c);
+    GstCudaFxTextImage whole;
+    ASSERT_TRUE(r.render(text, s, &whole, &err)) << err;
+    EXPECT_NEAR(c.metrics.width, whole.width, 2) << text;
+    EXPECT_NEAR(c.metrics.height, whole.height, 1) << text;
+    EXPECT_NEAR(c.metrics.ink_x, whole.ink_x, 1) << text;
+    EXPECT_NEAR(c.metrics.ink_y, whole.ink_y, 1) << text;
+    EXPECT_NEAR(c.metrics.logical_width, whole.logical_width, 2) << text;
+    EXPECT_EQ(c.metrics.logical_height, whole.logical_height) << text;
+    Canvas composed, rendered;
+    for (const GstCudaFxGlyphPlacement& g : c.glyphs)
+      composed.over(atlas.pixels().data(), atlas.pitch(), g.src_x, g.src_y, g.width, g.height,
+                    c.metrics.ink_x + g.x, c.metrics.ink_y + g.y);
+    rendered.over(whole.pixels.data(), whole.pitch, 0, 0, whole.width, whole.height, whole.ink_x,
+                  whole.ink_y);
+    EXPECT_GE(mask_iou(composed, rendered), 0.95) << text;
+  }
+  EXPECT_FALSE(atlas.covers("12:34 AM"));
+  EXPECT_FALSE(atlas.covers("\xff"));
+  GstCudaFxComposedText blank;
+  atlas.compose("   ", &blank);
+  EXPECT_TRUE(blank.glyphs.empty());
+  EXPECT_FALSE(atlas.build(r, s, "\xff", &err));
+}
