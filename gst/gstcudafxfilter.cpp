@@ -606,7 +606,10 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
   }
   const cudafx::ImageView host_in = gst_cuda_fx_view_of_frame (&in, st->in_desc);
   cudafx::ImageView src = host_in;
-  if (cuda && !in_dev) {
+  const bool on_host = !outbuf && write && cuda && !in_dev && klass->process_ip_host;
+  if (on_host) {
+    s = klass->process_ip_host (self, host_in);
+  } else if (cuda && !in_dev) {
     s = GstCudaFxDevice::staging_view (st->staging_in, host_in, &src, stream);
     if (s.is_ok ())
       s = cudafx::copy_image_async (src, host_in, stream);
@@ -620,7 +623,7 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
       s = klass->process (self, src, dst, stream);
     if (s.is_ok () && cuda && !out_dev)
       s = cudafx::copy_image_async (host_out, dst, stream);
-  } else {
+  } else if (!on_host) {
     if (s.is_ok ())
       s = klass->process_ip (self, src, stream);
     if (s.is_ok () && write && cuda && !in_dev)

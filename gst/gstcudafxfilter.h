@@ -80,6 +80,12 @@ struct _GstCudaFxFilterClass
    * for Cuda, host view for Cpu), writable only IN_PLACE. */
   cudafx::Status (*process_ip) (GstCudaFxFilter * self, const cudafx::ImageView & frame,
       cudafx::StreamHandle stream);
+  /* Optional, IN_PLACE with the CUDA backend: a frame in system memory is
+   * given here, as a host view, instead of going to the device and back --
+   * for subclasses that write a small part of the frame (an overlay), where
+   * moving the whole frame over the bus twice costs more than writing the
+   * part on the CPU. Not set: such frames are staged through the device. */
+  cudafx::Status (*process_ip_host) (GstCudaFxFilter * self, const cudafx::ImageView & frame);
   /* Optional, every mode: the buffer's work is complete; `buffer` is the one
    * pushed downstream, its metadata writable. The CUDA context is current
    * for Cuda. */

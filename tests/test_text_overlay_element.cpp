@@ -173,7 +173,7 @@ TEST(TextOverlay, MatchesStockTextoverlay) {
 }
 
 // The CUDA backend writes the same bytes as the CPU backend, in every
-// format, in system memory.
+// format, in system memory (where it blends on the host: process_ip_host).
 TEST(TextOverlay, CudaEqualsCpu) {
   SKIP_WITHOUT_GPU();
   for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::BGRA, PixelFormat::RGB, PixelFormat::GRAY8,
@@ -377,24 +377,37 @@ TEST(TextOverlay, OddInputs) {
   }
 }
 
-// Frames in CUDA memory stay there and get the CPU backend's bytes.
+// Frames in CUDA memory stay there and get the CPU backend's bytes: whole
+// text images (blend_overlay) and atlas glyphs (blend_overlay_list), every
+// format CUDA memory carries.
 TEST(TextOverlay, CudaMemoryChain) {
   SKIP_WITHOUT_GPU();
   SKIP_UNLESS_GPU_READY(have_element("cudaupload") && have_element("cudadownload"),
                         "nvcodec's cudaupload/cudadownload are not available");
-  const ImageDesc desc{PixelFormat::NV12, 320, 180};
-  const HostImage src = background(desc, 29);
-  const std::string props = std::string(kFont) + " text=\"On the GPU\"";
-  const HostImage cpu = run_once("cudatextoverlay", props + " backend=cpu", src);
-  GstHarness* h = gst_harness_new_parse(
-      ("cudaupload ! video/x-raw(memory:CUDAMemory) ! cudatextoverlay name=g0 backend=cuda " + props +
-       " ! cudadownload").c_str());
-  const std::string caps = caps_string(desc);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
-  const HostImage got = push_pull(h, src);
-  EXPECT_EQ(negotiated_memory(h), "CC");
-  EXPECT_TRUE(bytes_equal(got.view(), cpu.view()));
-  gst_harness_teardown(h);
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::BGRA, PixelFormat::I420, PixelFormat::NV12,
+                        PixelFormat::Y444}) {
+    const ImageDesc desc{f, 320, 180};
+    const HostImage src = background(desc, 29);
+    for (const char* text : {"text=\"On the <i>GPU</i>\"", "text=Cam time-mode=buffer-time"}) {
+      const std::string props = std::string(kFont) + " " + text;
+      const HostImage cpu = run_once("cudatextoverlay", props + " backend=cpu", src, GST_SECOND);
+      GstHarness* h = gst_harness_new_parse(
+          ("cudaupload ! video/x-raw(memory:CUDAMemory) ! cudatextoverlay name=g0 backend=cuda " +
+           props + " ! cudadownload").c_str());
+      const std::string caps = caps_string(desc);
+      gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+      GstBuffer* in = buffer_from_image(src);
+      GST_BUFFER_PTS(in) = GST_SECOND;
+      ASSERT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
+      GstBuffer* out = gst_harness_pull(h);
+      HostImage got;
+      ASSERT_TRUE(image_from_buffer(out, desc, &got));
+      gst_buffer_unref(out);
+      EXPECT_EQ(negotiated_memory(h), "CC") << format_info(f).name;
+      EXPECT_TRUE(bytes_equal(got.view(), cpu.view())) << format_info(f).name << " " << text;
+      gst_harness_teardown(h);
+    }
+  }
 }
 
 }  // namespace
