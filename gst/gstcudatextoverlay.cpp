@@ -24,7 +24,7 @@
  * atlas (every character rendered once, on property changes): a new string
  * costs no Pango rendering and no upload, only the glyphs' blends.
  *
- * Not yet: the text_sink pad for timed text and shaded-background.
+ * Not yet: the text_sink pad for timed text.
  *
  * ## Example launch lines
  * |[
@@ -42,6 +42,7 @@
 
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/overlay_blend.hpp"
+#include "cudafx/shade.hpp"
 #include "gstcudafxenums.h"
 #include "gstcudafxglyphatlas.h"
 #include "gstcudafxtextrender.h"
@@ -75,6 +76,8 @@ enum
   PROP_CLOCK,
   PROP_TIME_FORMAT,
   PROP_TIME_FIRST,
+  PROP_SHADED_BACKGROUND,
+  PROP_SHADING_VALUE,
 };
 
 /* textoverlay's defaults. */
@@ -84,6 +87,9 @@ enum
 #define DEFAULT_XPOS 0.5
 #define DEFAULT_YPOS 0.5
 #define DEFAULT_TIME_FORMAT "%H:%M:%S"
+#define DEFAULT_SHADING_VALUE 80
+/* textoverlay's shaded box: the text's rectangle and this margin. */
+#define SHADING_MARGIN 6
 /* textoverlay's auto-resize scales fonts as if the frame were this wide. */
 #define SCALE_BASIS 640.0
 
@@ -101,6 +107,8 @@ struct GstCudaTextOverlaySettings
   gboolean draw_outline = TRUE, draw_shadow = TRUE, auto_resize = TRUE, silent = FALSE;
   GstCudaTextTimeMode time_mode = GST_CUDA_TEXT_TIME_NONE;
   gboolean clock = FALSE, time_first = FALSE;
+  gboolean shaded_background = FALSE;
+  guint shading_value = DEFAULT_SHADING_VALUE;
   std::string time_format = DEFAULT_TIME_FORMAT;
   guint64 version = 0;          /* bumped on every change */
 };
@@ -463,16 +471,15 @@ blend_image (GstCudaTextOverlayState * st, cudafx::Backend backend, GstCudaTextO
 /* The characters a changing time or clock needs, besides the text's. */
 #define ATLAS_CHARSET "0123456789:;.-/ "
 
-/* Draws the frame's plain string from the glyph atlas: no Pango, no upload
- * (once the atlas is built: per property change, or when a clock shows a
- * character it did not have). *drawn false: the string does not fit on one
- * line, the caller renders it whole. */
+/* Lays the frame's plain string out from the glyph atlas (building the
+ * atlas on a property change, a new frame width or a character it lacks):
+ * no Pango, no upload. *used false: the string would wrap, the caller
+ * renders it whole. Else its image's place and size on the frame. */
 static cudafx::Status
-draw_from_atlas (GstCudaTextOverlay * self, cudafx::Backend backend,
-    const cudafx::ImageView & frame, cudafx::StreamHandle stream, bool *drawn)
+layout_from_atlas (GstCudaTextOverlay * self, bool *used, int *x, int *y, int *w_out, int *h_out)
 {
   GstCudaTextOverlayState *st = self->state;
-  *drawn = false;
+  *used = false;
   const GstCudaTextOverlaySettings s = copy_settings (self);
   const int w = GST_VIDEO_INFO_WIDTH (&st->info), h = GST_VIDEO_INFO_HEIGHT (&st->info);
   const GstCudaFxTextStyle style = text_style (s, w);
@@ -495,11 +502,24 @@ draw_from_atlas (GstCudaTextOverlay * self, cudafx::Backend backend,
   const GstCudaFxTextImage & m = st->composed.metrics;
   if (m.logical_width > style.max_width)
     return cudafx::Status::ok ();       /* would wrap */
-  *drawn = true;
+  *used = true;
+  *w_out = m.width;
+  *h_out = m.height;
+  if (!st->composed.glyphs.empty ())
+    place_text (s, m, w, h, x, y);
+  return cudafx::Status::ok ();
+}
+
+/* Blends the composed glyphs with their image's top-left at (x, y): one
+ * call (one launch on the GPU) for up to kMaxOverlayPlacements glyphs, in
+ * order, so overlapping neighbours blend as sequential calls would. */
+static cudafx::Status
+draw_from_atlas (GstCudaTextOverlay * self, cudafx::Backend backend,
+    const cudafx::ImageView & frame, cudafx::StreamHandle stream, int x, int y)
+{
+  GstCudaTextOverlayState *st = self->state;
   if (st->composed.glyphs.empty ())
     return cudafx::Status::ok ();
-  int x, y;
-  place_text (s, m, w, h, &x, &y);
   GstCudaTextOverlayImage & atlas = st->atlas_image;
   const uint8_t *base = atlas.host;
   if (backend == cudafx::Backend::Cuda) {
@@ -512,8 +532,6 @@ draw_from_atlas (GstCudaTextOverlay * self, cudafx::Backend backend,
     }
     base = atlas.device.bytes ();
   }
-  /* One call (one launch on the GPU) for up to kMaxOverlayPlacements
-   * glyphs, in order: overlapping neighbours blend as sequential calls. */
   std::vector < cudafx::OverlayPlacement > & list = st->placements;
   list.clear ();
   for (const GstCudaFxGlyphPlacement & g : st->composed.glyphs)
@@ -527,8 +545,6 @@ draw_from_atlas (GstCudaTextOverlay * self, cudafx::Backend backend,
   return cudafx::Status::ok ();
 }
 
-/* Everything a frame gets, blended by `backend` (the element's, or the CPU
- * for a frame in system memory: process_ip_host). */
 static cudafx::Status
 draw (GstCudaTextOverlay * self, cudafx::Backend backend, const cudafx::ImageView & frame,
     cudafx::StreamHandle stream)
@@ -536,7 +552,25 @@ draw (GstCudaTextOverlay * self, cudafx::Backend backend, const cudafx::ImageVie
   GstCudaTextOverlayState *st = self->state;
   if (st->silent)
     return cudafx::Status::ok ();
-  /* Upstream rectangles first: textoverlay adds its text on top of them. */
+  /* textoverlay's order: the shaded box, the upstream rectangles, the text
+   * on top. The text is laid out first (rendering it, or composing it from
+   * the atlas), for the box's place. */
+  bool from_atlas = false;
+  int tx = 0, ty = 0, tw = 0, th = 0;
+  if (!st->frame_plain.empty ())
+    CUDAFX_TRY (layout_from_atlas (self, &from_atlas, &tx, &ty, &tw, &th));
+  if (!from_atlas) {
+    CUDAFX_TRY (update_text (self));
+    tx = st->text_image.x;
+    ty = st->text_image.y;
+    tw = st->text_image.width;
+    th = st->text_image.height;
+  }
+  const GstCudaTextOverlaySettings s = copy_settings (self);
+  if (s.shaded_background && tw > 0 && th > 0)
+    CUDAFX_TRY (cudafx::shade_rect (backend, stream, frame, tx - SHADING_MARGIN,
+            ty - SHADING_MARGIN, tw + 2 * SHADING_MARGIN, th + 2 * SHADING_MARGIN,
+            (int) s.shading_value));
   if (st->composition) {
     std::map < guint, std::unique_ptr < GstCudaTextOverlayImage >> used;
     size_t m = 0;
@@ -565,13 +599,8 @@ draw (GstCudaTextOverlay * self, cudafx::Backend backend, const cudafx::ImageVie
     }
     st->rect_cache = std::move (used);
   }
-  if (!st->frame_plain.empty ()) {
-    bool drawn = false;
-    CUDAFX_TRY (draw_from_atlas (self, backend, frame, stream, &drawn));
-    if (drawn)
-      return cudafx::Status::ok ();
-  }
-  CUDAFX_TRY (update_text (self));
+  if (from_atlas)
+    return draw_from_atlas (self, backend, frame, stream, tx, ty);
   return blend_image (st, backend, st->text_image, &st->text_uploaded, frame, stream);
 }
 
@@ -703,6 +732,12 @@ gst_cuda_text_overlay_set_property (GObject * object, guint prop_id, const GValu
     case PROP_TIME_FIRST:
       s.time_first = g_value_get_boolean (value);
       break;
+    case PROP_SHADED_BACKGROUND:
+      s.shaded_background = g_value_get_boolean (value);
+      break;
+    case PROP_SHADING_VALUE:
+      s.shading_value = g_value_get_uint (value);
+      break;
     default:
       GST_OBJECT_UNLOCK (self);
       G_OBJECT_CLASS (gst_cuda_text_overlay_parent_class)->set_property (object, prop_id, value,
@@ -786,6 +821,12 @@ gst_cuda_text_overlay_get_property (GObject * object, guint prop_id, GValue * va
       break;
     case PROP_TIME_FIRST:
       g_value_set_boolean (value, s.time_first);
+      break;
+    case PROP_SHADED_BACKGROUND:
+      g_value_set_boolean (value, s.shaded_background);
+      break;
+    case PROP_SHADING_VALUE:
+      g_value_set_uint (value, s.shading_value);
       break;
     default:
       GST_OBJECT_UNLOCK (self);
@@ -886,6 +927,14 @@ gst_cuda_text_overlay_class_init (GstCudaTextOverlayClass * klass)
   g_object_class_install_property (gobject_class, PROP_TIME_FIRST,
       g_param_spec_boolean ("time-first", "Time first", "Show the time and clock before the "
           "text (else after it)", FALSE, flags));
+
+  g_object_class_install_property (gobject_class, PROP_SHADED_BACKGROUND,
+      g_param_spec_boolean ("shaded-background", "Shaded background", "Darken the box behind "
+          "the text (its rectangle and 6 pixels around it)", FALSE, flags));
+  g_object_class_install_property (gobject_class, PROP_SHADING_VALUE,
+      g_param_spec_uint ("shading-value", "Shading value", "How much the shaded box is "
+          "darkened (subtracted from luma, or from R, G, B)", 1, 255, DEFAULT_SHADING_VALUE,
+          flags));
 
   gst_element_class_set_static_metadata (element_class, "CUDA text overlay",
       "Filter/Editor/Video", "Text, times, clocks and upstream overlay rectangles blended on a "

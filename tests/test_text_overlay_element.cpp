@@ -156,7 +156,8 @@ TEST(TextOverlay, MatchesStockTextoverlay) {
     const ImageDesc desc{f, 320, 240};
     const HostImage src = background(desc, 5);
     for (const char* place : {"halignment=left valignment=top", "halignment=center valignment=baseline",
-                              "halignment=right valignment=bottom xpad=10 ypad=7 deltax=-3"}) {
+                              "halignment=right valignment=bottom xpad=10 ypad=7 deltax=-3",
+                              "halignment=left valignment=top shaded-background=true shading-value=60"}) {
       const std::string props = std::string(kFont) + " text=\"Camera <b>1</b> 12:34\" " + place;
       const HostImage stock = run_once("textoverlay", props, src);
       for (const char* backend : kBackends) {
