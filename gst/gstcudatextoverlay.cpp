@@ -24,7 +24,11 @@
  * atlas (every character rendered once, on property changes): a new string
  * costs no Pango rendering and no upload, only the glyphs' blends.
  *
- * Not yet: the text_sink pad for timed text.
+ * The text_sink pad takes timed text (text/x-raw, pango-markup or utf8,
+ * from subparse or any subtitle source): a text is shown on the frames its
+ * time overlaps, instead of the text property; with
+ * #GstCudaTextOverlay:wait-text frames wait for the text stream to reach
+ * them, as textoverlay's do.
  *
  * ## Example launch lines
  * |[
@@ -46,6 +50,7 @@
 #include "gstcudafxenums.h"
 #include "gstcudafxglyphatlas.h"
 #include "gstcudafxtextrender.h"
+#include "gstcudafxtimedtext.h"
 #include "gstcudafxtimetext.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_text_overlay_debug);
@@ -78,7 +83,13 @@ enum
   PROP_TIME_FIRST,
   PROP_SHADED_BACKGROUND,
   PROP_SHADING_VALUE,
+  PROP_WAIT_TEXT,
 };
+
+/* Timed text (subtitles), as textoverlay's text_sink pad takes it. */
+static GstStaticPadTemplate text_sink_template = GST_STATIC_PAD_TEMPLATE ("text_sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("text/x-raw, format = (string) { pango-markup, utf8 }"));
 
 /* textoverlay's defaults. */
 #define DEFAULT_FONT_DESC ""
@@ -109,6 +120,7 @@ struct GstCudaTextOverlaySettings
   gboolean clock = FALSE, time_first = FALSE;
   gboolean shaded_background = FALSE;
   guint shading_value = DEFAULT_SHADING_VALUE;
+  gboolean wait_text = TRUE;
   std::string time_format = DEFAULT_TIME_FORMAT;
   guint64 version = 0;          /* bumped on every change */
 };
@@ -126,6 +138,13 @@ struct GstCudaTextOverlayImage
 struct GstCudaTextOverlayState
 {
   GstCudaTextOverlaySettings settings;
+
+  /* the text pad: its texts, and (under the object lock) its segment and
+   * whether its buffers are markup */
+  GstPad *text_pad = nullptr;
+  GstCudaFxTimedText timed;
+  GstSegment text_segment;
+  bool text_is_markup = true;
 
   /* streaming thread */
   GstCudaFxTextRenderer renderer;
@@ -245,10 +264,12 @@ gst_cuda_text_overlay_teardown (GstCudaFxFilter * filter)
   release_rectangles (st);
 }
 
-/* The string this frame shows: the text property, with the time and the
- * clock as the properties ask (escaped: they are not markup). */
+/* The string this frame shows: `text` (the property's, or the text pad's),
+ * with the time and the clock as the properties ask (escaped: they are not
+ * markup). */
 static std::string
-frame_text (GstCudaTextOverlay * self, const GstCudaTextOverlaySettings & s, GstBuffer * buffer)
+frame_text (GstCudaTextOverlay * self, const GstCudaTextOverlaySettings & s,
+    const std::string & text, GstBuffer * buffer)
 {
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
   GstCudaTextOverlayState *st = self->state;
@@ -295,11 +316,11 @@ frame_text (GstCudaTextOverlay * self, const GstCudaTextOverlaySettings & s, Gst
   /* The atlas draws plain single-line text: the text property without
    * markup characters or line breaks, and a time or clock that changes. */
   const bool changing = s.time_mode != GST_CUDA_TEXT_TIME_NONE || s.clock;
-  const bool plain = s.text.find_first_of ("<&\n") == std::string::npos;
-  const std::string joined = gst_cuda_fx_join_text (s.text, time, clock, s.time_first);
+  const bool plain = text.find_first_of ("<&\n") == std::string::npos;
+  const std::string joined = gst_cuda_fx_join_text (text, time, clock, s.time_first);
   st->frame_plain = changing && plain &&
       g_utf8_validate (joined.c_str (), -1, nullptr) ? joined : std::string ();
-  return gst_cuda_fx_join_text (s.text, escape (time), escape (clock), s.time_first);
+  return gst_cuda_fx_join_text (text, escape (time), escape (clock), s.time_first);
 }
 
 /* Per buffer, before the base class maps it: the string to show and the
@@ -314,7 +335,20 @@ gst_cuda_text_overlay_prepare (GstCudaTextOverlay * self, GstBuffer * buffer)
   st->silent = s.silent;
   if (s.silent)
     return TRUE;
-  st->frame_text = frame_text (self, s, buffer);
+  std::string text = s.text;
+  if (st->text_pad && gst_pad_is_linked (st->text_pad)) {
+    /* The text pad's text for this frame's running time (waiting for the
+     * text stream with wait-text, as textoverlay). */
+    GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+    const GstClockTime pts = GST_BUFFER_PTS (buffer);
+    const GstClockTime dur = GST_BUFFER_DURATION (buffer);
+    const GstClockTime start = gst_segment_to_running_time (&trans->segment, GST_FORMAT_TIME, pts);
+    const GstClockTime end = GST_CLOCK_TIME_IS_VALID (pts) && GST_CLOCK_TIME_IS_VALID (dur) ?
+        gst_segment_to_running_time (&trans->segment, GST_FORMAT_TIME, pts + dur) :
+        GST_CLOCK_TIME_NONE;
+    text = st->timed.take (start, end, s.wait_text);
+  }
+  st->frame_text = frame_text (self, s, text, buffer);
   GstVideoOverlayCompositionMeta *meta = gst_buffer_get_video_overlay_composition_meta (buffer);
   if (!meta || !meta->overlay)
     return TRUE;
@@ -486,7 +520,7 @@ layout_from_atlas (GstCudaTextOverlay * self, bool *used, int *x, int *y, int *w
   if (st->atlas_version != s.version || st->atlas_frame_width != w ||
       !st->atlas.covers (st->frame_plain)) {
     std::string error;
-    if (!st->atlas.build (st->renderer, style, ATLAS_CHARSET + s.text + st->frame_plain, &error))
+    if (!st->atlas.build (st->renderer, style, ATLAS_CHARSET + st->frame_plain, &error))
       return cudafx::Status::error (cudafx::StatusCode::Internal, "glyph atlas: " + error);
     st->atlas_version = s.version;
     st->atlas_frame_width = w;
@@ -656,6 +690,147 @@ gst_cuda_text_overlay_start (GstBaseTransform * trans)
   return GST_BASE_TRANSFORM_CLASS (gst_cuda_text_overlay_parent_class)->start (trans);
 }
 
+/* ---- the text pad ---- */
+
+static GstFlowReturn
+gst_cuda_text_overlay_text_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  GstCudaTextOverlay *self = GST_CUDA_TEXT_OVERLAY (parent);
+  GstCudaTextOverlayState *st = self->state;
+  GST_OBJECT_LOCK (self);
+  const GstSegment seg = st->text_segment;
+  const bool markup = st->text_is_markup;
+  GST_OBJECT_UNLOCK (self);
+  GstClockTime start = GST_CLOCK_TIME_NONE, end = GST_CLOCK_TIME_NONE;
+  const GstClockTime pts = GST_BUFFER_PTS (buffer), dur = GST_BUFFER_DURATION (buffer);
+  if (GST_CLOCK_TIME_IS_VALID (pts)) {
+    guint64 cstart = 0, cstop = 0;
+    const GstClockTime stop = GST_CLOCK_TIME_IS_VALID (dur) ? pts + dur : GST_CLOCK_TIME_NONE;
+    if (!gst_segment_clip (&seg, GST_FORMAT_TIME, pts, stop, &cstart, &cstop)) {
+      gst_buffer_unref (buffer);      /* outside the segment: never shown */
+      return GST_FLOW_OK;
+    }
+    start = gst_segment_to_running_time (&seg, GST_FORMAT_TIME, cstart);
+    if (GST_CLOCK_TIME_IS_VALID (stop))
+      end = gst_segment_to_running_time (&seg, GST_FORMAT_TIME, cstop);
+  }
+  GstMapInfo map;
+  std::string text;
+  if (gst_buffer_map (buffer, &map, GST_MAP_READ)) {
+    text.assign (reinterpret_cast < const char *>(map.data), map.size);
+    gst_buffer_unmap (buffer, &map);
+  }
+  gst_buffer_unref (buffer);
+  /* Up to the first NUL; trailing line breaks do not make an empty line. */
+  text = text.c_str ();
+  while (!text.empty () && (text.back () == '\n' || text.back () == '\r'))
+    text.pop_back ();
+  if (!markup) {
+    gchar *valid = g_utf8_make_valid (text.c_str (), -1);
+    gchar *escaped = g_markup_escape_text (valid, -1);
+    text = escaped;
+    g_free (escaped);
+    g_free (valid);
+  }
+  GST_LOG_OBJECT (pad, "text [%" GST_TIME_FORMAT ", %" GST_TIME_FORMAT "): %s",
+      GST_TIME_ARGS (start), GST_TIME_ARGS (end), text.c_str ());
+  return st->timed.push (start, end, text) ? GST_FLOW_OK : GST_FLOW_FLUSHING;
+}
+
+static gboolean
+gst_cuda_text_overlay_text_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  GstCudaTextOverlay *self = GST_CUDA_TEXT_OVERLAY (parent);
+  GstCudaTextOverlayState *st = self->state;
+  gboolean ret = TRUE;
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      gst_event_parse_caps (event, &caps);
+      const gchar *format = gst_structure_get_string (gst_caps_get_structure (caps, 0), "format");
+      GST_OBJECT_LOCK (self);
+      st->text_is_markup = !format || g_strcmp0 (format, "pango-markup") == 0;
+      GST_OBJECT_UNLOCK (self);
+      break;
+    }
+    case GST_EVENT_SEGMENT:{
+      const GstSegment *seg;
+      gst_event_parse_segment (event, &seg);
+      if (seg->format == GST_FORMAT_TIME) {
+        GST_OBJECT_LOCK (self);
+        gst_segment_copy_into (seg, &st->text_segment);
+        GST_OBJECT_UNLOCK (self);
+      } else {
+        GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("The text stream's segment is not in time"),
+            ("format %s", gst_format_get_name (seg->format)));
+      }
+      break;
+    }
+    case GST_EVENT_GAP:{
+      /* No text for a while: frames there have none and need not wait. */
+      GstClockTime ts, dur;
+      gst_event_parse_gap (event, &ts, &dur);
+      GST_OBJECT_LOCK (self);
+      const GstSegment seg = st->text_segment;
+      GST_OBJECT_UNLOCK (self);
+      const GstClockTime start = gst_segment_to_running_time (&seg, GST_FORMAT_TIME, ts);
+      const GstClockTime end = GST_CLOCK_TIME_IS_VALID (dur) ?
+          gst_segment_to_running_time (&seg, GST_FORMAT_TIME, ts + dur) : start + 1;
+      if (GST_CLOCK_TIME_IS_VALID (start))
+        st->timed.push (start, end, std::string ());
+      break;
+    }
+    case GST_EVENT_EOS:
+      st->timed.end_of_stream ();
+      break;
+    case GST_EVENT_FLUSH_START:
+      st->timed.flush ();
+      break;
+    case GST_EVENT_FLUSH_STOP:
+      st->timed.resume ();
+      GST_OBJECT_LOCK (self);
+      gst_segment_init (&st->text_segment, GST_FORMAT_TIME);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    default:
+      break;
+  }
+  /* The text stream ends here: none of its events go downstream. */
+  gst_event_unref (event);
+  return ret;
+}
+
+/* The video pad's flushes also end a wait for text (a seek). */
+static gboolean
+gst_cuda_text_overlay_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  GstCudaTextOverlayState *st = GST_CUDA_TEXT_OVERLAY (trans)->state;
+  const GstEventType type = GST_EVENT_TYPE (event);
+  if (type == GST_EVENT_FLUSH_START)
+    st->timed.flush ();
+  const gboolean ret =
+      GST_BASE_TRANSFORM_CLASS (gst_cuda_text_overlay_parent_class)->sink_event (trans, event);
+  if (type == GST_EVENT_FLUSH_STOP)
+    st->timed.resume ();
+  return ret;
+}
+
+/* A video thread waiting for text must wake before the pads deactivate. */
+static GstStateChangeReturn
+gst_cuda_text_overlay_change_state (GstElement * element, GstStateChange transition)
+{
+  GstCudaTextOverlayState *st = GST_CUDA_TEXT_OVERLAY (element)->state;
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    st->timed.flush ();
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    st->timed.resume ();
+    GST_OBJECT_LOCK (element);
+    gst_segment_init (&st->text_segment, GST_FORMAT_TIME);
+    GST_OBJECT_UNLOCK (element);
+  }
+  return GST_ELEMENT_CLASS (gst_cuda_text_overlay_parent_class)->change_state (element, transition);
+}
+
 /* ---- properties ---- */
 
 static void
@@ -737,6 +912,9 @@ gst_cuda_text_overlay_set_property (GObject * object, guint prop_id, const GValu
       break;
     case PROP_SHADING_VALUE:
       s.shading_value = g_value_get_uint (value);
+      break;
+    case PROP_WAIT_TEXT:
+      s.wait_text = g_value_get_boolean (value);
       break;
     default:
       GST_OBJECT_UNLOCK (self);
@@ -827,6 +1005,9 @@ gst_cuda_text_overlay_get_property (GObject * object, guint prop_id, GValue * va
       break;
     case PROP_SHADING_VALUE:
       g_value_set_uint (value, s.shading_value);
+      break;
+    case PROP_WAIT_TEXT:
+      g_value_set_boolean (value, s.wait_text);
       break;
     default:
       GST_OBJECT_UNLOCK (self);
@@ -936,6 +1117,11 @@ gst_cuda_text_overlay_class_init (GstCudaTextOverlayClass * klass)
           "darkened (subtracted from luma, or from R, G, B)", 1, 255, DEFAULT_SHADING_VALUE,
           flags));
 
+  g_object_class_install_property (gobject_class, PROP_WAIT_TEXT,
+      g_param_spec_boolean ("wait-text", "Wait text", "With text_sink linked, hold each frame "
+          "until the text stream has reached its time (else show what has arrived)", TRUE,
+          flags));
+
   gst_element_class_set_static_metadata (element_class, "CUDA text overlay",
       "Filter/Editor/Video", "Text, times, clocks and upstream overlay rectangles blended on a "
       "CUDA device or the CPU", "gst-cudafx developers");
@@ -943,6 +1129,9 @@ gst_cuda_text_overlay_class_init (GstCudaTextOverlayClass * klass)
       GST_CUDA_FX_SYSTEM_FORMATS, GST_CUDA_FX_CUDA_FORMATS, GST_CUDA_FX_SYSTEM_FORMATS,
       GST_CAPS_FEATURE_META_GST_VIDEO_OVERLAY_COMPOSITION);
 
+  gst_element_class_add_static_pad_template (element_class, &text_sink_template);
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_change_state);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_sink_event);
   trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_start);
   trans_class->before_transform = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_before_transform);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_propose_allocation);
@@ -961,5 +1150,12 @@ gst_cuda_text_overlay_init (GstCudaTextOverlay * self)
 {
   self->state = new GstCudaTextOverlayState ();
   gst_video_info_init (&self->state->info);
+  gst_segment_init (&self->state->text_segment, GST_FORMAT_TIME);
+  GstPad *pad = gst_pad_new_from_static_template (&text_sink_template, "text_sink");
+  gst_pad_set_chain_function (pad, GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_text_chain));
+  gst_pad_set_event_function (pad, GST_DEBUG_FUNCPTR (gst_cuda_text_overlay_text_event));
+  GST_PAD_SET_ACCEPT_TEMPLATE (pad);
+  gst_element_add_pad (GST_ELEMENT (self), pad);
+  self->state->text_pad = pad;
   gst_cuda_fx_filter_set_mode (GST_CUDA_FX_FILTER (self), GST_CUDA_FX_FILTER_MODE_IN_PLACE);
 }

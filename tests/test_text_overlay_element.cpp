@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -462,6 +464,105 @@ TEST(TextOverlay, ChangingTimeUsesTheGlyphAtlas) {
     EXPECT_TRUE(bytes_equal(frames[i].view(), frames[i + 6].view())) << i;
     EXPECT_FALSE(bytes_equal(frames[i].view(), frames[(i + 1) % 6].view())) << i;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A cudatextoverlay with harnesses on its video pads and on text_sink.
+struct TextPadRig {
+  GstElement* element = nullptr;
+  GstHarness* video = nullptr;
+  GstHarness* text = nullptr;
+  TextPadRig(const ImageDesc& desc, const std::string& props, const char* text_format) {
+    GstHarness* tmp = harness_with("cudatextoverlay", props);  // properties set before start
+    element = GST_ELEMENT(gst_object_ref(tmp->element));
+    gst_harness_teardown(tmp);
+    video = gst_harness_new_with_element(element, "sink", "src");
+    text = gst_harness_new_with_element(element, "text_sink", nullptr);
+    const std::string caps = caps_string(desc);
+    gst_harness_set_caps_str(video, caps.c_str(), caps.c_str());
+    gst_harness_set_src_caps_str(text, (std::string("text/x-raw,format=") + text_format).c_str());
+  }
+  ~TextPadRig() {
+    gst_harness_teardown(text);
+    gst_harness_teardown(video);
+    gst_object_unref(element);
+  }
+  void push_text(const char* s, GstClockTime pts, GstClockTime dur) {
+    GstBuffer* b = gst_buffer_new_memdup(s, strlen(s));
+    GST_BUFFER_PTS(b) = pts;
+    GST_BUFFER_DURATION(b) = dur;
+    ASSERT_EQ(gst_harness_push(text, b), GST_FLOW_OK);
+  }
+  HostImage frame(const HostImage& src, GstClockTime pts) {
+    GstBuffer* in = buffer_from_image(src);
+    GST_BUFFER_PTS(in) = pts;
+    GST_BUFFER_DURATION(in) = GST_SECOND / 30;
+    EXPECT_EQ(gst_harness_push(video, in), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(video);
+    HostImage img;
+    EXPECT_TRUE(out && image_from_buffer(out, src.desc(), &img));
+    if (out)
+      gst_buffer_unref(out);
+    return img;
+  }
+};
+
+// Timed text from text_sink shows on the frames its time overlaps, in place
+// of the text property; utf8 text is not markup; after the text stream's
+// end, frames do not wait.
+TEST(TextOverlay, TextPadShowsTimedText) {
+  const ImageDesc desc{PixelFormat::RGBA, 200, 100};
+  const HostImage src = background(desc, 37);
+  const std::string props = std::string("backend=cpu ") + kFont + " text=Property";
+  const HostImage want = run_once("cudatextoverlay", props + " text=\"1 &lt; 2\"", src, GST_SECOND);
+  TextPadRig rig(desc, props, "utf8");
+  rig.push_text("1 < 2\n", GST_SECOND / 2, GST_SECOND);
+  ASSERT_TRUE(gst_harness_push_event(rig.text, gst_event_new_eos()));
+  const HostImage before = rig.frame(src, 0);
+  const HostImage during = rig.frame(src, GST_SECOND);
+  const HostImage after = rig.frame(src, 2 * GST_SECOND);
+  EXPECT_TRUE(bytes_equal(before.view(), src.view())) << "text shown before its time";
+  EXPECT_TRUE(bytes_equal(during.view(), want.view())) << "the text pad's text not shown as written";
+  EXPECT_TRUE(bytes_equal(after.view(), src.view())) << "text shown after its end";
+}
+
+// pango-markup text is markup.
+TEST(TextOverlay, TextPadMarkup) {
+  const ImageDesc desc{PixelFormat::NV12, 200, 100};
+  const HostImage src = background(desc, 41);
+  const std::string props = std::string("backend=cpu ") + kFont;
+  const HostImage want = run_once("cudatextoverlay", props + " text=\"<b>Bold</b>\"", src, 0);
+  TextPadRig rig(desc, props, "pango-markup");
+  rig.push_text("<b>Bold</b>", 0, GST_SECOND);
+  ASSERT_TRUE(gst_harness_push_event(rig.text, gst_event_new_eos()));
+  EXPECT_TRUE(bytes_equal(rig.frame(src, GST_SECOND / 2).view(), want.view()));
+}
+
+// wait-text=false: frames pass with what has arrived (nothing), at once.
+TEST(TextOverlay, TextPadWithoutWaiting) {
+  const ImageDesc desc{PixelFormat::RGBA, 64, 32};
+  const HostImage src = background(desc, 43);
+  TextPadRig rig(desc, std::string("backend=cpu wait-text=false ") + kFont, "utf8");
+  EXPECT_TRUE(bytes_equal(rig.frame(src, 0).view(), src.view()));
+}
+
+// A frame waiting for text (wait-text, no text, no end of stream) is
+// released when the element stops: no hang.
+TEST(TextOverlay, WaitingFrameReleasedOnStop) {
+  const ImageDesc desc{PixelFormat::RGBA, 64, 32};
+  const HostImage src = background(desc, 47);
+  TextPadRig rig(desc, std::string("backend=cpu ") + kFont, "utf8");
+  GstBuffer* in = buffer_from_image(src);
+  GST_BUFFER_PTS(in) = 0;
+  GstFlowReturn ret = GST_FLOW_OK;
+  std::thread pusher([&] { ret = gst_harness_push(rig.video, in); });
+  // Whether the push has begun waiting yet or not, stopping must end it.
+  EXPECT_EQ(gst_element_set_state(rig.element, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  pusher.join();
+  EXPECT_TRUE(ret == GST_FLOW_FLUSHING || ret == GST_FLOW_OK) << gst_flow_get_name(ret);
 }
 
 }  // namespace

@@ -79,8 +79,11 @@ GstHarness* harness_with(const char* factory, const std::string& props) {
   EXPECT_NE(e, nullptr) << "no element " << factory;
   if (!e)
     return gst_harness_new("identity");
-  gchar** pairs = g_strsplit(props.c_str(), " ", -1);
-  for (gchar** kv = pairs; *kv; kv++) {
+  // Split as a shell would: values may be quoted ("font-desc=\"Sans 20\"").
+  gchar** pairs = nullptr;
+  const std::string line = "x " + props;
+  EXPECT_TRUE(g_shell_parse_argv(line.c_str(), nullptr, &pairs, nullptr)) << props;
+  for (gchar** kv = pairs ? pairs + 1 : nullptr; kv && *kv; kv++) {
     gchar** nv = g_strsplit(*kv, "=", 2);
     if (nv[0] && nv[1])
       gst_util_set_object_arg(G_OBJECT(e), nv[0], nv[1]);

@@ -10,7 +10,7 @@
 namespace testing_support {
 
 // A harness around a new `factory` element whose properties are set from
-// `props` ("name=value name=value", gst-launch syntax) BEFORE the harness
+// `props` ("name=value name=\"quoted value\"", gst-launch syntax) BEFORE the harness
 // starts it: gst_harness_new() starts the element at once, and properties
 // read at start (backend, cuda-device-id) set afterwards are silently not
 // used -- "cpu" cases then ran on the GPU wherever there was one.
