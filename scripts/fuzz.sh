@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the delta decoder's libFuzzer target with clang under
-# AddressSanitizer and UndefinedBehaviorSanitizer, makes a seed corpus of
-# valid streams, and fuzzes for a bounded number of runs.
+# Builds the libFuzzer targets with clang under AddressSanitizer and
+# UndefinedBehaviorSanitizer and fuzzes each for a bounded number of runs:
+# the delta decoder (RUNS, from a seed corpus of valid streams) and, where
+# pangocairo is, cudatextoverlay's text input (RUNS / 20: each run lays out
+# and paints text).
 #   scripts/fuzz.sh [RUNS]      (default 200000; -1 runs until stopped)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,3 +29,30 @@ if [ $rc -ne 0 ]; then
   exit 1
 fi
 echo "fuzz: $runs runs of fuzz_delta_decoder, no crash"
+
+# cudatextoverlay's text input: Pango and fontconfig keep caches for the
+# life of the process, which LeakSanitizer would report, so leaks are not
+# checked here (ASan's other checks are).
+if pkg-config --exists pangocairo; then
+  text_runs=$(( runs < 0 ? -1 : runs / 20 ))
+  textsrcs="gst/gstcudafxtextrender.cpp gst/gstcudafxglyphatlas.cpp gst/gstcudafxtimedtext.cpp"
+  # shellcheck disable=SC2046
+  clang++ $flags -Igst -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    tests/fuzz/fuzz_text_input.cpp $textsrcs $(pkg-config --cflags --libs pangocairo gstreamer-1.0) \
+    -o "$out/fuzz_text_input"
+  mkdir -p "$out/text-corpus"
+  printf 'xxxxHello <b>GPU</b> 0:00:01.000' > "$out/text-corpus/seed1"
+  printf '\x0f\x40\x80\x01\xff\xfe<i' > "$out/text-corpus/seed2"
+  set +e
+  ASAN_OPTIONS=detect_leaks=0 "$out/fuzz_text_input" -runs="$text_runs" -max_len=512 \
+    -print_final_stats=1 "$out/text-corpus" > "$out/fuzz-text.log" 2>&1
+  rc=$?
+  set -e
+  grep -E "stat::number_of_executed_units|Done" "$out/fuzz-text.log" || true
+  if [ $rc -ne 0 ]; then
+    tail -40 "$out/fuzz-text.log"
+    echo "fuzz: fuzz_text_input FAILED (exit $rc); the crashing input is in $PWD"
+    exit 1
+  fi
+  echo "fuzz: $text_runs runs of fuzz_text_input, no crash"
+fi
