@@ -226,6 +226,54 @@ void test_grey_class_init(TestGreyClass* klass) {
 
 void test_grey_init(TestGrey* self) { self->backend = Backend::Cpu; }
 
+// ---- cudafxtesthostip ----
+
+struct TestHostIp {
+  GstCudaFxFilter parent;
+  Backend backend;
+};
+struct TestHostIpClass {
+  GstCudaFxFilterClass parent_class;
+};
+
+GType test_host_ip_get_type();
+G_DEFINE_TYPE(TestHostIp, test_host_ip, GST_TYPE_CUDA_FX_FILTER)
+
+Status test_host_ip_setup(GstCudaFxFilter* filter, const GstCudaFxFilterConfig& config) {
+  reinterpret_cast<TestHostIp*>(filter)->backend = config.backend;
+  return Status::ok();
+}
+
+Status test_host_ip_process_ip(GstCudaFxFilter* filter, const ImageView& frame,
+                               StreamHandle stream) {
+  return fill_row(frame.plane(0), testing_support::kInPlaceMark, stream,
+                  reinterpret_cast<TestHostIp*>(filter)->backend);
+}
+
+Status test_host_ip_process_ip_host(GstCudaFxFilter*, const ImageView& frame) {
+  return fill_row(frame.plane(0), testing_support::kHostMark, nullptr, Backend::Cpu);
+}
+
+void test_host_ip_teardown(GstCudaFxFilter*) {}
+
+void test_host_ip_class_init(TestHostIpClass* klass) {
+  GstCudaFxFilterClass* filter_class = GST_CUDA_FX_FILTER_CLASS(klass);
+  gst_element_class_set_static_metadata(GST_ELEMENT_CLASS(klass), "cudafx test host in-place",
+                                        "Filter/Video", "Exercises process_ip_host",
+                                        "gst-cudafx tests");
+  gst_cuda_fx_filter_class_add_pad_templates(filter_class, GST_CUDA_FX_CUDA_FORMATS,
+                                             GST_CUDA_FX_SYSTEM_FORMATS);
+  filter_class->setup = test_host_ip_setup;
+  filter_class->process_ip = test_host_ip_process_ip;
+  filter_class->process_ip_host = test_host_ip_process_ip_host;
+  filter_class->teardown = test_host_ip_teardown;
+}
+
+void test_host_ip_init(TestHostIp* self) {
+  self->backend = Backend::Cpu;
+  gst_cuda_fx_filter_set_mode(GST_CUDA_FX_FILTER(self), GST_CUDA_FX_FILTER_MODE_IN_PLACE);
+}
+
 }  // namespace
 
 namespace testing_support {
@@ -235,6 +283,7 @@ void register_mode_filters() {
   if (g_once_init_enter(&done)) {
     gst_element_register(nullptr, "cudafxtestfilter", GST_RANK_NONE, test_filter_get_type());
     gst_element_register(nullptr, "cudafxtestgrey", GST_RANK_NONE, test_grey_get_type());
+    gst_element_register(nullptr, "cudafxtesthostip", GST_RANK_NONE, test_host_ip_get_type());
     g_once_init_leave(&done, 1);
   }
 }

@@ -9,6 +9,9 @@
 //    "cudafxtestfilter" with the same "sum".
 //  - "cudafxtestgrey": RGBA in, GRAY8 out (separate format lists): each
 //    output row is the first `width` bytes of the input row.
+//  - "cudafxtesthostip" (IN_PLACE, every format): process_ip writes
+//    kInPlaceMark over row 0 of plane 0, process_ip_host kHostMark: which
+//    one a frame got shows where the base class sent it.
 // Registered in-process (no plugin): the test binary links the base class.
 #pragma once
 
@@ -18,8 +21,9 @@ namespace testing_support {
 
 constexpr guint8 kTransformMark = 0x5A;
 constexpr guint8 kInPlaceMark = 0xA5;
+constexpr guint8 kHostMark = 0x3C;
 
-// Registers both element factories once.
+// Registers the element factories once.
 void register_mode_filters();
 
 }  // namespace testing_support

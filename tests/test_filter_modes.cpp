@@ -10,6 +10,7 @@
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -364,6 +365,47 @@ TEST(FilterModes, AnalysisOfCudaMemoryStaysOnTheDevice) {
   gst_object_unref(f);
   gst_object_unref(sink);
   gst_object_unref(p);
+}
+
+// process_ip_host: with the CUDA backend a system-memory frame is written
+// on the host (no trip to the device), a CUDA-memory frame on the device;
+// the CPU backend always uses process_ip.
+TEST(FilterModes, InPlaceHostPathForSystemMemory) {
+  register_mode_filters();
+  const ImageDesc desc{PixelFormat::RGBA, 48, 16};
+  HostImage src(desc);
+  src.fill_random(3);
+  struct Case {
+    const char* backend;
+    guint8 mark;
+  };
+  for (const Case& c : {Case{"cpu", kInPlaceMark}, Case{"cuda", kHostMark}}) {
+    if (std::string(c.backend) == "cuda" && !gpu_part_runs())
+      continue;
+    GstHarness* h = harness_with("cudafxtesthostip", std::string("backend=") + c.backend);
+    const std::string caps = caps_string(desc);
+    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    const HostImage out = push_pull(h, src);
+    const PlaneView p = out.view().plane(0);
+    for (size_t x = 0; x < p.row_bytes(); x++)
+      ASSERT_EQ(p.data[x], c.mark) << c.backend << " byte " << x;
+    EXPECT_EQ(std::memcmp(p.data + p.pitch, src.view().plane(0).data + src.view().pitch[0],
+                          p.row_bytes()),
+              0)
+        << c.backend << ": row 1 changed";
+    gst_harness_teardown(h);
+  }
+  if (!gpu_part_runs() || !have_element("cudaupload") || !have_element("cudadownload"))
+    return;
+  GstHarness* h = gst_harness_new_parse(
+      "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudafxtesthostip name=g0 backend=cuda ! "
+      "cudadownload");
+  const std::string caps = caps_string(desc);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  const HostImage out = push_pull(h, src);
+  EXPECT_EQ(negotiated_memory(h), "CC");
+  EXPECT_EQ(out.view().plane(0).data[0], kInPlaceMark) << "a CUDA-memory frame went to the host";
+  gst_harness_teardown(h);
 }
 
 namespace {
