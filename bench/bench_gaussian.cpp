@@ -64,17 +64,22 @@ struct Options {
   bool profile_element = false;  // only the 2160p system-memory element run
 };
 
-double npp_ms(const Options& o, int w, int h, int ksize, double sigma) {
+HelperTimes npp_times(const Options& o, int w, int h, int ksize, double sigma) {
   if (o.npp.empty())
-    return -1;
-  return helper_ms(o.npp + " " + std::to_string(w) + " " + std::to_string(h) + " " +
-                   std::to_string(ksize) + " " + std::to_string(sigma) + " 50");
+    return {};
+  return helper_times(o.npp + " " + std::to_string(w) + " " + std::to_string(h) + " " +
+                      std::to_string(ksize) + " " + std::to_string(sigma) +
+                      (o.quick ? " 5" : " 100"));
 }
 
 struct KernelRow {
   std::string res;
-  double cpu = -1, opencv = -1, cuda = -1, npp = -1;
-  size_t bytes = 0;
+  double cpu = -1, opencv = -1;
+  KernelTimes cuda;  // cold and hot
+  HelperTimes npp;   // cold (ms) and hot (hot_ms)
+  CopyRoof roof;     // a cold copy of the same frame
+  size_t bytes = 0;  // read + written by one call
+  std::string notes;
 };
 
 KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Resolution& r,
@@ -107,18 +112,29 @@ KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Resolutio
   });
 
   if (dev.gpu) {
+    // Device frames with rows padded to kRowAlign (NPP's cudaMallocPitch
+    // layout), inputs and outputs rotated (cold) and fixed (hot).
+    const size_t frame_bytes = packed_size(desc, kRowAlign);
     CudaStream stream;
-    DeviceBuffer din, dout;
     std::unique_ptr<GaussianOp> op;
-    if (stream.create().is_ok() &&
-        din.allocate(size).is_ok() && dout.allocate(size).is_ok() &&
-        GaussianOp::create(Backend::Cuda, desc, p, &op).is_ok()) {
-      const ImageView vi = packed_view(desc, din.bytes()), vo = packed_view(desc, dout.bytes());
-      (void)copy_image_async(vi, packed_view(desc, src.data()), stream.get());
-      row.cuda = cuda_ms_per_call(stream.get(), 5, o.quick ? 5 : 100,
-                                  [&] { (void)op->submit(stream.get(), vi, vo); });
+    Status st = stream.create();
+    if (st.is_ok())
+      st = GaussianOp::create(Backend::Cuda, desc, p, &op);
+    if (st.is_ok()) {
+      const std::vector<uint8_t> staged = padded_rows(desc, src);
+      row.cuda = time_cold_hot(
+          stream.get(), frame_bytes, frame_bytes, staged.data(), o.quick,
+          [&](uint8_t* in, uint8_t* out) {
+            return op->submit(stream.get(), packed_view(desc, in, kRowAlign),
+                              packed_view(desc, out, kRowAlign));
+          },
+          &row.notes);
+    } else {
+      row.notes += "CUDA op: " + st.message() + "; ";
     }
-    row.npp = npp_ms(o, r.w, r.h, ks, k.sigma);
+    op.reset();
+    row.roof = cold_copy(frame_bytes, o.quick ? 5 : 100);
+    row.npp = npp_times(o, r.w, r.h, ks, k.sigma);
   }
   return row;
 }
@@ -203,7 +219,8 @@ int main(int argc, char** argv) {
     DeviceFacts dev;
     dev.gpu = cuda_use_device(0).is_ok();
     const KernelRow row = bench_kernel(o, dev, kResolutions[4], kKernels[1]);
-    printf("5x5 2160p: %.4f ms\n", row.cuda);
+    printf("5x5 2160p: %.4f ms cold (%d frames rotated), %.4f ms hot %s\n", row.cuda.cold,
+           row.cuda.frames, row.cuda.hot, row.notes.c_str());
     return 0;
   }
   if (o.profile_element) {
@@ -253,33 +270,62 @@ int main(int argc, char** argv) {
      << "`, by `bench/bench_gaussian`" << (o.quick ? " (--quick)" : "") << ".\n\n";
   if (dev.gpu)
     md << "Measured in the same run: device-to-device copy " << fmt("%.0f", dev.d2d_gbs)
-       << " GB/s (bytes read + written), pinned host-to-device " << fmt("%.1f", dev.h2d_pinned_gbs)
+       << " GB/s (bytes read + written; 1 GiB buffers, warm: for reference, not the roofline "
+          "below), pinned host-to-device " << fmt("%.1f", dev.h2d_pinned_gbs)
        << " GB/s, device-to-host " << fmt("%.1f", dev.d2h_pinned_gbs) << " GB/s.\n\n";
-  md << "RGBA frames, replicate border. *CPU* is our CPU backend (" << cpu_worker_count()
+  md << "RGBA frames, replicate border, noise input. *CPU* is our CPU backend (" << cpu_worker_count()
      << " threads), *OpenCV* `cv::GaussianBlur` on all cores, *CUDA* our kernel alone (CUDA "
-        "events, mean of 100), *NPP* `nppiFilterGaussBorder` (3x3, 5x5) or "
-        "`nppiFilterGaussAdvancedBorder` (19 taps) on the same GPU. GB/s counts the frame read "
-        "once and written once; *% roof* is that over the measured device-to-device bandwidth. "
-        "Times in ms.\n\n";
+        "events), *NPP* `nppiFilterGaussBorder` (3x3, 5x5) or `nppiFilterGaussAdvancedBorder` "
+        "(19 taps) on the same GPU by `bench/npp_gaussian` (the same noise as input). Times in ms.\n\n"
+        "- *cold*: every call reads and writes distinct device frames, rotated through at least "
+     << (kColdBytes >> 20)
+     << " MB of inputs and outputs together (over 4x the L2 of an H100 or H200), so no call "
+        "finds its frame in the cache: what a stream of frames gets. *hot*: the same input and "
+        "output every call (the frame may sit in L2), as earlier tables were measured; for "
+        "reference only. "
+     << (o.quick ? "Mean of 5 calls (--quick)."
+                 : "Cold: mean of 100 calls or one full rotation, whichever is more, after one "
+                   "rotation; hot: mean of 100.")
+     << "\n"
+        "- *GB/s* counts the frame read once and written once, cold. *copy* is a "
+        "device-to-device copy of the same frame, cold (its own rotation of distinct source and "
+        "destination frames, at least " << (kColdBytes >> 20) << " MB), measured in this run just "
+        "after the kernel; *% roof* is the kernel's cold GB/s over that copy's.\n"
+        "- *vs NPP* is NPP's cold time over ours; *vs CPU* and *vs OpenCV* divide by our cold "
+        "time.\n\n";
 
+  std::string notes;
   for (const KernelCase& k : kKernels) {
     md << "### " << k.name << "\n\n";
-    md << "| resolution | CPU | OpenCV | CUDA | GB/s | % roof | NPP | vs NPP | vs CPU | vs OpenCV |\n";
-    md << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    md << "| resolution | CPU | OpenCV | CUDA cold | CUDA hot | GB/s (cold) | copy cold | % roof "
+          "(cold) | NPP cold | NPP hot | vs NPP (cold) | vs CPU | vs OpenCV |\n";
+    md << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    std::string rotation;
     for (const Resolution& r : kResolutions) {
       if (o.quick && r.h > 720)
         continue;
       const KernelRow row = bench_kernel(o, dev, r, k);
-      const double gbs = row.cuda > 0 ? row.bytes / (row.cuda * 1e-3) / 1e9 : -1;
+      const double cold = row.cuda.cold;
+      const double gbs = cold > 0 ? row.bytes / (cold * 1e-3) / 1e9 : -1;
       md << "| " << row.res << " | " << cell(row.cpu) << " | " << cell(row.opencv) << " | "
-         << cell(row.cuda, "%.4f") << " | " << cell(gbs, "%.0f") << " | "
-         << cell(gbs > 0 && dev.d2d_gbs > 0 ? 100 * gbs / dev.d2d_gbs : -1, "%.0f%%") << " | "
-         << cell(row.npp, "%.4f") << " | "
-         << cell(row.npp > 0 && row.cuda > 0 ? row.npp / row.cuda : -1, "%.2fx") << " | "
-         << cell(row.cuda > 0 ? row.cpu / row.cuda : -1, "%.0fx") << " | "
-         << cell(row.cuda > 0 ? row.opencv / row.cuda : -1, "%.0fx") << " |\n";
+         << cell(cold, "%.4f") << " | " << cell(row.cuda.hot, "%.4f") << " | "
+         << cell(gbs, "%.0f") << " | " << cell(row.roof.ms, "%.4f") << " | "
+         << cell(gbs > 0 && row.roof.gbs > 0 ? 100 * gbs / row.roof.gbs : -1, "%.0f%%") << " | "
+         << cell(row.npp.ms, "%.4f") << " | " << cell(row.npp.hot_ms, "%.4f") << " | "
+         << cell(row.npp.ms > 0 && cold > 0 ? row.npp.ms / cold : -1, "%.2fx") << " | "
+         << cell(cold > 0 && row.cpu > 0 ? row.cpu / cold : -1, "%.0fx") << " | "
+         << cell(cold > 0 && row.opencv > 0 ? row.opencv / cold : -1, "%.0fx") << " |\n";
+      if (dev.gpu)
+        rotation += std::string(rotation.empty() ? "" : "; ") + row.res + ": " +
+                    rotation_text(row.cuda, row.roof, row.npp);
+      if (!row.notes.empty())
+        notes += "- " + std::string(k.name) + " " + row.res + ": " + row.notes + "\n";
       fprintf(stderr, "%s %s done\n", k.name, r.name);
     }
+    if (!rotation.empty())
+      md << "\nFrames rotated, cold (input/output or source/destination pairs, and the "
+            "bytes they cover): "
+         << rotation << ".\n";
     md << "\n";
     write_report_section(o.out, "bench_gaussian", md.str());  // partial results survive a crash later on
   }
@@ -293,7 +339,6 @@ int main(int argc, char** argv) {
         "the measured one-direction pinned bandwidth (each frame crosses the bus twice).\n\n";
   md << "| resolution | frame MB | system (CUDA) | GB/s | % pinned | CUDA chain | CPU | gaussianblur |\n";
   md << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
-  std::string notes;
   for (const Resolution& r : kResolutions) {
     if (o.quick && r.h > 480)
       continue;

@@ -94,19 +94,6 @@ HarrisParams table_params(int g, int b) {
   return p;
 }
 
-// Cold buffers: a kernel timing rotates through distinct frames whose inputs
-// and outputs together cover at least this much (over 4x the 50 MB L2 of an
-// H100, the 60 MB of an H200), so no call finds its data in the cache.
-constexpr size_t kColdBytes = size_t(256) << 20;
-constexpr int kMaxColdFrames = 512;
-int cold_count(size_t bytes_per_frame) {
-  return static_cast<int>(
-      std::min<size_t>(kMaxColdFrames, (kColdBytes + bytes_per_frame - 1) / bytes_per_frame));
-}
-// Rows padded to 256 bytes, as cudaMallocPitch and NPP's peers lay them.
-constexpr size_t kRowAlign = 256;
-size_t align_row(size_t v) { return (v + kRowAlign - 1) / kRowAlign * kRowAlign; }
-
 uint32_t mix(uint32_t v) {
   v ^= v >> 16;
   v *= 0x7feb352du;
@@ -236,41 +223,6 @@ struct CpuList {
   int count = -1, candidates = -1;
   std::vector<HarrisCorner> corners;
 };
-
-// A stream, and device frames rotated per call (cold_count of them).
-struct DeviceFrames {
-  DeviceBuffer mem;
-  size_t frame_bytes = 0;
-  int count = 0;
-  uint8_t* frame(int i) const { return mem.bytes() + static_cast<size_t>(i % count) * frame_bytes; }
-};
-
-// Allocates `count` frames of `frame_bytes` and copies `first` (frame_bytes,
-// in the frames' layout; host memory) into each.
-bool make_frames(DeviceFrames* f, size_t frame_bytes, int count, const uint8_t* first,
-                 StreamHandle s) {
-  f->frame_bytes = frame_bytes;
-  f->count = count;
-  if (!f->mem.allocate(frame_bytes * count).is_ok())
-    return false;
-  if (first && !copy_bytes_async(f->frame(0), first, frame_bytes, s).is_ok())
-    return false;
-  for (int i = 1; first && i < count; i++)
-    if (!copy_bytes_async(f->frame(i), f->frame(0), frame_bytes, s).is_ok())
-      return false;
-  return synchronize_stream(s).is_ok();
-}
-
-// A tightly packed one-plane image (GRAY8, RGBA) with its rows padded to
-// kRowAlign: the layout of the device frames, so one linear copy fills one.
-std::vector<uint8_t> padded_rows(const ImageDesc& desc, const std::vector<uint8_t>& packed) {
-  std::vector<uint8_t> out(packed_size(desc, kRowAlign));
-  const size_t row = static_cast<size_t>(desc.width) * format_info(desc.format).planes[0].channels;
-  const size_t pitch = packed_view(desc, out.data(), kRowAlign).pitch[0];
-  for (int y = 0; y < desc.height; y++)
-    memcpy(out.data() + y * pitch, packed.data() + y * row, row);
-  return out;
-}
 
 int timed_iters(const Options& o, int count) { return o.quick ? 5 : std::max(100, count); }
 

@@ -75,18 +75,81 @@ DeviceFacts measure_device() {
   return f;
 }
 
-double helper_ms(const std::string& cmd) {
+int cold_count(size_t bytes_per_frame) {
+  return static_cast<int>(
+      std::min<size_t>(kMaxColdFrames, (kColdBytes + bytes_per_frame - 1) / bytes_per_frame));
+}
+
+size_t align_row(size_t v) { return (v + kRowAlign - 1) / kRowAlign * kRowAlign; }
+
+bool make_frames(DeviceFrames* f, size_t frame_bytes, int count, const uint8_t* first,
+                 StreamHandle s) {
+  f->frame_bytes = frame_bytes;
+  f->count = count;
+  if (!f->mem.allocate(frame_bytes * count).is_ok())
+    return false;
+  if (first && !copy_bytes_async(f->frame(0), first, frame_bytes, s).is_ok())
+    return false;
+  for (int i = 1; first && i < count; i++)
+    if (!copy_bytes_async(f->frame(i), f->frame(0), frame_bytes, s).is_ok())
+      return false;
+  return synchronize_stream(s).is_ok();
+}
+
+std::vector<uint8_t> padded_rows(const ImageDesc& desc, const std::vector<uint8_t>& packed) {
+  std::vector<uint8_t> out(packed_size(desc, kRowAlign));
+  const size_t row = static_cast<size_t>(desc.width) * format_info(desc.format).planes[0].channels;
+  const size_t pitch = packed_view(desc, out.data(), kRowAlign).pitch[0];
+  for (int y = 0; y < desc.height; y++)
+    memcpy(out.data() + y * pitch, packed.data() + y * row, row);
+  return out;
+}
+
+CopyRoof cold_copy(size_t frame_bytes, int iters) {
+  CopyRoof r;
+  const int count = cold_count(2 * frame_bytes);
+  CudaStream s;
+  DeviceFrames src, dst;
+  if (!s.create().is_ok() || !make_frames(&src, frame_bytes, count, nullptr, s.get()) ||
+      !make_frames(&dst, frame_bytes, count, nullptr, s.get()))
+    return r;
+  // Defined bytes (the copy does not care; a checker would).
+  if (!fill_bytes_async(src.mem.get(), 0x5a, frame_bytes * count, s.get()).is_ok())
+    return r;
+  int next = 0;
+  r.ms = cuda_ms_per_call(s.get(), count, std::max(iters, count), [&] {
+    const int i = next++;
+    (void)copy_bytes_async(dst.frame(i), src.frame(i), frame_bytes, s.get());
+  });
+  r.frames = count;
+  r.bytes = 2 * frame_bytes * count;
+  if (r.ms > 0)
+    r.gbs = 2.0 * frame_bytes / (r.ms * 1e-3) / 1e9;
+  return r;
+}
+
+HelperTimes helper_times(const std::string& cmd) {
+  HelperTimes t;
   FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   if (!p)
-    return -1;
+    return t;
   char line[256];
-  double ms = -1;
   while (fgets(line, sizeof line, p)) {
-    if (sscanf(line, "ms=%lf", &ms) != 1)
+    if (sscanf(line, "ms=%lf", &t.ms) != 1 && sscanf(line, "hot_ms=%lf", &t.hot_ms) != 1 &&
+        sscanf(line, "frames=%d", &t.frames) != 1)
       fprintf(stderr, "%s: %s", cmd.c_str(), line);
   }
   pclose(p);
-  return ms;
+  return t;
+}
+
+double helper_ms(const std::string& cmd) { return helper_times(cmd).ms; }
+
+std::string rotation_text(const KernelTimes& k, const CopyRoof& c, const HelperTimes& npp) {
+  auto mb = [](size_t b) { return fmt("%.0f MB", b / 1e6); };
+  return "CUDA " + std::to_string(k.frames) + " pairs (" + mb(k.bytes) + "), copy " +
+         std::to_string(c.frames) + " (" + mb(c.bytes) + "), NPP " +
+         (npp.frames > 0 ? std::to_string(npp.frames) : std::string("n/a"));
 }
 
 // Runs appsrc ! `chain` ! fakesink over `frames` buffers; frames per second

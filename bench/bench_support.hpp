@@ -70,9 +70,101 @@ double cuda_ms_per_call(cudafx::StreamHandle stream, int warmup, int iters, F su
   return ms / iters;
 }
 
+// Cold buffers: a kernel timing rotates through distinct frames whose inputs
+// and outputs together cover at least kColdBytes (over 4x the 50 MB L2 of an
+// H100, the 60 MB of an H200), so no call finds its data in the cache.
+constexpr size_t kColdBytes = size_t(256) << 20;
+constexpr int kMaxColdFrames = 512;
+// How many frames (of `bytes_per_frame`: inputs plus outputs of one call) a
+// cold timing rotates through.
+int cold_count(size_t bytes_per_frame);
+// Rows padded to 256 bytes, as cudaMallocPitch and the NPP peers lay them.
+constexpr size_t kRowAlign = 256;
+size_t align_row(size_t v);
+
+// Device frames rotated per call (cold_count of them), in one allocation.
+struct DeviceFrames {
+  cudafx::DeviceBuffer mem;
+  size_t frame_bytes = 0;
+  int count = 0;
+  uint8_t* frame(int i) const { return mem.bytes() + static_cast<size_t>(i % count) * frame_bytes; }
+};
+// Allocates `count` frames of `frame_bytes` and copies `first` (frame_bytes,
+// in the frames' layout; host memory; null: left unfilled) into each.
+bool make_frames(DeviceFrames* f, size_t frame_bytes, int count, const uint8_t* first,
+                 cudafx::StreamHandle s);
+// A tightly packed one-plane image (GRAY8, RGBA) with its rows padded to
+// kRowAlign: the layout of the device frames, so one linear copy fills one.
+std::vector<uint8_t> padded_rows(const cudafx::ImageDesc& desc, const std::vector<uint8_t>& packed);
+
+// The roofline of a kernel that reads and writes frames of `frame_bytes`: a
+// device-to-device copy of that size, cold (distinct source and destination
+// frames rotated as the kernels' are: cold_count(2 * frame_bytes) pairs), in
+// this process. Mean of max(iters, one rotation) copies after one rotation.
+struct CopyRoof {
+  double ms = -1;   // per copy; -1: not measured
+  double gbs = -1;  // bytes read + written per second, 1e9
+  int frames = 0;   // source/destination pairs rotated
+  size_t bytes = 0; // the rotation: sources and destinations together
+};
+CopyRoof cold_copy(size_t frame_bytes, int iters);
+
+// A kernel from one device frame to another timed both ways: *cold*, rotating
+// through cold_count(in_bytes + out_bytes) distinct input and output frames
+// (one full rotation of warm-up, then the mean of max(100, one rotation)
+// calls; 5 with `quick`), and *hot*, the same input and output every call
+// (5 calls of warm-up, mean of 100; 5 with `quick`), as earlier tables were
+// measured. submit(in, out) queues one call on `stream` and returns a
+// cudafx::Status; `staged_in` (in_bytes, the frames' layout) fills every
+// input frame. Failures: -1 and a note.
+struct KernelTimes {
+  double cold = -1, hot = -1;  // mean ms per call
+  int frames = 0;              // input/output pairs rotated
+  size_t bytes = 0;            // the rotation: inputs and outputs together
+};
+template <class Submit>
+KernelTimes time_cold_hot(cudafx::StreamHandle stream, size_t in_bytes, size_t out_bytes,
+                          const uint8_t* staged_in, bool quick, Submit submit, std::string* note) {
+  KernelTimes t;
+  const int count = cold_count(in_bytes + out_bytes);
+  DeviceFrames in, out;
+  if (!make_frames(&in, in_bytes, count, staged_in, stream) ||
+      !make_frames(&out, out_bytes, count, nullptr, stream)) {
+    *note += "out of device memory; ";
+    return t;
+  }
+  cudafx::Status st = submit(in.frame(0), out.frame(0));
+  if (st.is_ok())
+    st = cudafx::synchronize_stream(stream);
+  if (!st.is_ok()) {
+    *note += st.message() + "; ";
+    return t;
+  }
+  t.frames = count;
+  t.bytes = (in_bytes + out_bytes) * count;
+  int next = 0;
+  t.cold = cuda_ms_per_call(stream, count, quick ? 5 : std::max(100, count), [&] {
+    const int i = next++;
+    (void)submit(in.frame(i), out.frame(i));
+  });
+  t.hot = cuda_ms_per_call(stream, 5, quick ? 5 : 100,
+                           [&] { (void)submit(in.frame(0), out.frame(0)); });
+  return t;
+}
+
 // Runs a helper program (command line) and returns the milliseconds it
 // prints as "ms=<value>", or -1; other output goes to stderr.
 double helper_ms(const std::string& cmd);
+// The same, also reading "hot_ms=<value>" (the same buffers every call) and
+// "frames=<n>" (the frames its cold timing rotated) where printed.
+struct HelperTimes {
+  double ms = -1, hot_ms = -1;
+  int frames = 0;
+};
+HelperTimes helper_times(const std::string& cmd);
+// "CUDA 109 pairs (256 MB), copy 109 (256 MB), NPP 109": a row's rotation
+// for a report's "Frames rotated" line (NPP: pairs as its helper printed).
+std::string rotation_text(const KernelTimes& k, const CopyRoof& c, const HelperTimes& npp);
 
 struct Feed {
   std::string caps;

@@ -61,7 +61,11 @@ struct Options {
 };
 
 struct KernelRow {
-  double cpu = -1, opencv = -1, cuda = -1, npp = -1;
+  double cpu = -1, opencv = -1;
+  KernelTimes cuda;  // cold and hot
+  HelperTimes npp;   // cold (ms) and hot (hot_ms)
+  CopyRoof roof;     // a cold copy of the output frame's size
+  std::string notes;
 };
 
 KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Case& c, const Method& m) {
@@ -83,21 +87,33 @@ KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Case& c, 
   row.opencv = median_ms(reps, [&] { cv::resize(ms, md, md.size(), 0, 0, m.cv); });
 
   if (dev.gpu) {
+    // Device frames with rows padded to kRowAlign (NPP's cudaMallocPitch
+    // layout), inputs and outputs rotated (cold) and fixed (hot).
+    const size_t in_bytes = packed_size(sd, kRowAlign), out_bytes = packed_size(dd, kRowAlign);
     CudaStream stream;
-    DeviceBuffer din, dout;
     std::unique_ptr<ResizeOp> op;
-    if (stream.create().is_ok() &&
-        din.allocate(src.size()).is_ok() && dout.allocate(dst.size()).is_ok() &&
-        ResizeOp::create(Backend::Cuda, sd, dd, p, &op).is_ok()) {
-      const ImageView vi = packed_view(sd, din.bytes()), vo = packed_view(dd, dout.bytes());
-      (void)copy_image_async(vi, packed_view(sd, src.data()), stream.get());
-      row.cuda = cuda_ms_per_call(stream.get(), 5, o.quick ? 5 : 100,
-                                  [&] { (void)op->submit(stream.get(), vi, vo); });
+    Status st = stream.create();
+    if (st.is_ok())
+      st = ResizeOp::create(Backend::Cuda, sd, dd, p, &op);
+    if (st.is_ok()) {
+      const std::vector<uint8_t> staged = padded_rows(sd, src);
+      row.cuda = time_cold_hot(
+          stream.get(), in_bytes, out_bytes, staged.data(), o.quick,
+          [&](uint8_t* in, uint8_t* out) {
+            return op->submit(stream.get(), packed_view(sd, in, kRowAlign),
+                              packed_view(dd, out, kRowAlign));
+          },
+          &row.notes);
+    } else {
+      row.notes += "CUDA op: " + st.message() + "; ";
     }
+    op.reset();
+    // The roofline: a cold copy of the larger (output) frame.
+    row.roof = cold_copy(out_bytes, o.quick ? 5 : 100);
     if (!o.npp.empty())
-      row.npp = helper_ms(o.npp + " " + std::to_string(c.sw) + " " + std::to_string(c.sh) + " " +
-                          std::to_string(c.dw) + " " + std::to_string(c.dh) + " " +
-                          std::to_string(m.npp) + " 100");
+      row.npp = helper_times(o.npp + " " + std::to_string(c.sw) + " " + std::to_string(c.sh) +
+                             " " + std::to_string(c.dw) + " " + std::to_string(c.dh) + " " +
+                             std::to_string(m.npp) + (o.quick ? " 5" : " 100"));
   }
   return row;
 }
@@ -182,8 +198,11 @@ int main(int argc, char** argv) {
     DeviceFacts dev;
     dev.gpu = cuda_use_device(0).is_ok();
     for (const Case& c : {kCases[1], kCases[2]})
-      for (const Method& m : kMethods)
-        printf("%s %s: %.4f ms\n", m.nick, c.name, bench_kernel(o, dev, c, m).cuda);
+      for (const Method& m : kMethods) {
+        const KernelRow r = bench_kernel(o, dev, c, m);
+        printf("%s %s: %.4f ms cold (%d frames rotated), %.4f ms hot %s\n", m.nick, c.name,
+               r.cuda.cold, r.cuda.frames, r.cuda.hot, r.notes.c_str());
+      }
     return 0;
   }
   const DeviceFacts dev = measure_device();
@@ -200,33 +219,59 @@ int main(int argc, char** argv) {
      << "`, by `bench/bench_upscale`" << (o.quick ? " (--quick)" : "") << ".\n\n";
   if (dev.gpu)
     md << "Measured in the same run: device-to-device copy " << fmt("%.0f", dev.d2d_gbs)
-       << " GB/s (bytes read + written), pinned host-to-device " << fmt("%.1f", dev.h2d_pinned_gbs)
+       << " GB/s (bytes read + written; 1 GiB buffers, warm: for reference, not the roofline "
+          "below), pinned host-to-device " << fmt("%.1f", dev.h2d_pinned_gbs)
        << " GB/s, device-to-host " << fmt("%.1f", dev.d2h_pinned_gbs) << " GB/s.\n\n";
-  md << "RGBA frames. *CPU*: our CPU backend (" << cpu_worker_count()
-     << " threads); *OpenCV*: `cv::resize` on all cores; *CUDA*: our kernel alone (CUDA events, "
-        "mean of 100); *NPP*: `nppiResize_8u_C4R` with the same interpolation on the same GPU. "
-        "*GB/s* counts output bytes only; *% roof (out)* is that over the measured "
-        "device-to-device bandwidth, as the target is stated; *% roof (traffic)* counts the "
-        "input read once and the output written once, the least DRAM traffic a scaler can "
-        "have. Times in ms.\n\n";
-  md << "| case | method | CPU | OpenCV | CUDA | GB/s | % roof (out) | % roof (traffic) | NPP | vs NPP | vs OpenCV |\n";
-  md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  md << "RGBA frames, noise input. *CPU*: our CPU backend (" << cpu_worker_count()
+     << " threads); *OpenCV*: `cv::resize` on all cores; *CUDA*: our kernel alone (CUDA "
+        "events); *NPP*: `nppiResize_8u_C4R` with the same interpolation on the same GPU, by "
+        "`bench/npp_resize` (the same noise as input). Times in ms.\n\n"
+        "- *cold*: every call reads and writes distinct device frames, rotated through at least "
+     << (kColdBytes >> 20)
+     << " MB of inputs and outputs together (over 4x the L2 of an H100 or H200), so no call "
+        "finds its frames in the cache: what a stream of frames gets. *hot*: the same input and "
+        "output every call (the 2x working set fits in L2), as earlier tables were measured; for "
+        "reference only. "
+     << (o.quick ? "Mean of 5 calls (--quick)."
+                 : "Cold: mean of 100 calls or one full rotation, whichever is more, after one "
+                   "rotation; hot: mean of 100.")
+     << "\n"
+        "- *GB/s (traffic)* counts the input read once and the output written once (the least "
+        "DRAM traffic a scaler can have), cold. *copy* is a device-to-device copy of the output "
+        "frame's size, cold (its own rotation of distinct source and destination frames, at "
+        "least " << (kColdBytes >> 20) << " MB), measured in this run just after the kernel; "
+        "*% roof* is the kernel's cold traffic GB/s over that copy's GB/s (bytes read + "
+        "written).\n"
+        "- *vs NPP* is NPP's cold time over ours; *vs OpenCV* divides by our cold time.\n\n";
+  md << "| case | method | CPU | OpenCV | CUDA cold | CUDA hot | GB/s (traffic, cold) | copy cold | "
+        "% roof (traffic, cold) | NPP cold | NPP hot | vs NPP (cold) | vs OpenCV |\n";
+  md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  std::string rotation, notes;
   for (const Case& c : cases) {
     const double out_bytes = 4.0 * c.dw * c.dh, in_bytes = 4.0 * c.sw * c.sh;
     for (const Method& m : kMethods) {
       const KernelRow r = bench_kernel(o, dev, c, m);
-      const double gbs = r.cuda > 0 ? out_bytes / (r.cuda * 1e-3) / 1e9 : -1;
-      const double traffic = r.cuda > 0 ? (in_bytes + out_bytes) / (r.cuda * 1e-3) / 1e9 : -1;
+      const double cold = r.cuda.cold;
+      const double traffic = cold > 0 ? (in_bytes + out_bytes) / (cold * 1e-3) / 1e9 : -1;
       md << "| " << c.name << " | " << m.nick << " | " << cell(r.cpu) << " | " << cell(r.opencv)
-         << " | " << cell(r.cuda, "%.4f") << " | " << cell(gbs, "%.0f") << " | "
-         << cell(gbs > 0 && dev.d2d_gbs > 0 ? 100 * gbs / dev.d2d_gbs : -1, "%.0f%%") << " | "
-         << cell(traffic > 0 && dev.d2d_gbs > 0 ? 100 * traffic / dev.d2d_gbs : -1, "%.0f%%")
-         << " | " << cell(r.npp, "%.4f") << " | "
-         << cell(r.npp > 0 && r.cuda > 0 ? r.npp / r.cuda : -1, "%.2fx") << " | "
-         << cell(r.cuda > 0 ? r.opencv / r.cuda : -1, "%.0fx") << " |\n";
+         << " | " << cell(cold, "%.4f") << " | " << cell(r.cuda.hot, "%.4f") << " | "
+         << cell(traffic, "%.0f") << " | " << cell(r.roof.ms, "%.4f") << " | "
+         << cell(traffic > 0 && r.roof.gbs > 0 ? 100 * traffic / r.roof.gbs : -1, "%.0f%%")
+         << " | " << cell(r.npp.ms, "%.4f") << " | " << cell(r.npp.hot_ms, "%.4f") << " | "
+         << cell(r.npp.ms > 0 && cold > 0 ? r.npp.ms / cold : -1, "%.2fx") << " | "
+         << cell(cold > 0 && r.opencv > 0 ? r.opencv / cold : -1, "%.0fx") << " |\n";
+      if (dev.gpu)
+        rotation += std::string(rotation.empty() ? "" : "; ") + c.name + " " + m.nick + ": " +
+                    rotation_text(r.cuda, r.roof, r.npp);
+      if (!r.notes.empty())
+        notes += std::string("- kernel ") + c.name + " " + m.nick + ": " + r.notes + "\n";
       fprintf(stderr, "kernel %s %s done\n", c.name, m.nick);
     }
   }
+  if (!rotation.empty())
+    md << "\nFrames rotated, cold (input/output or source/destination pairs, and the "
+            "bytes they cover): " << rotation
+       << ".\n";
   md << "\n";
   write_report_section(o.out, "bench_upscale", md.str());  // partial results survive
 
@@ -238,7 +283,6 @@ int main(int argc, char** argv) {
         "(its nearest method for nearest-neighbour, bilinear, and `catrom` beside bicubic).\n\n";
   md << "| case | method | system (CUDA) | CUDA chain | CPU | videoscale | system vs videoscale |\n";
   md << "|---|---|---:|---:|---:|---:|---:|\n";
-  std::string notes;
   for (const Case& c : cases) {
     for (const Method& m : kMethods) {
       const ElementRow r = bench_element(o, dev, c, m);

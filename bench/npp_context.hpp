@@ -1,11 +1,16 @@
-// What the NPP helper programs share: error checks and an NppStreamContext
-// for a new non-blocking stream on the current device.
+// What the NPP helper programs share: error checks, an NppStreamContext
+// for a new non-blocking stream on the current device, the benchmarks'
+// cold-buffer rule and their input noise.
 #pragma once
 
 #include <cuda_runtime.h>
 #include <npp.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
+#include <vector>
 
 #define NPP_HELPER_CHECK(x)                                                  \
   do {                                                                       \
@@ -59,4 +64,25 @@ double npp_ms_per_call(const NppStreamContext& ctx, int iters, F run) {
   if (cudaEventSynchronize(b) != cudaSuccess || cudaEventElapsedTime(&ms, a, b) != cudaSuccess)
     return -1;
   return ms / iters;
+}
+
+// The benchmarks' cold-buffer rule (bench_support's cold_count): the frames a
+// timing rotates through, inputs and outputs together, cover at least 256 MB
+// (over 4x the L2 of an H100 or H200), so that no call finds its frame in
+// the cache; at most 512.
+inline int cold_count(size_t bytes_per_frame) {
+  const size_t cold = size_t(256) << 20;
+  return static_cast<int>(std::min<size_t>(512, (cold + bytes_per_frame - 1) / bytes_per_frame));
+}
+
+// bench::fill's noise: the same generator and seed over `bytes` bytes, so
+// that a helper's tightly packed frame is byte for byte the benchmark's.
+inline std::vector<uint8_t> bench_noise(size_t bytes) {
+  std::vector<uint8_t> v(bytes);
+  uint32_t s = 12345;
+  for (auto& b : v) {
+    s = s * 1664525u + 1013904223u;
+    b = static_cast<uint8_t>(s >> 24);
+  }
+  return v;
 }

@@ -16,14 +16,6 @@
 
 namespace {
 
-// The benchmark's cold-buffer rule: the frames a timing rotates through,
-// inputs and outputs together, cover at least 256 MB (over 4x the L2 of an
-// H100 or H200), so that no call finds its frame in the cache; at most 512.
-int cold_count(size_t bytes_per_frame) {
-  const size_t cold = size_t(256) << 20;
-  return static_cast<int>(std::min<size_t>(512, (cold + bytes_per_frame - 1) / bytes_per_frame));
-}
-
 uint32_t mix(uint32_t v) {
   v ^= v >> 16;
   v *= 0x7feb352du;
