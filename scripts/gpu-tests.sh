@@ -47,7 +47,7 @@ if [ "${MEMCHECK:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
   for t in "$build"/tests/test_*; do
     name=$(basename "$t")
     case $name in
-      test_filter_modes|test_filter_idioms|test_gaussian_element|test_upscale_element|test_harris_element|test_corners_meta) filter='*' ;;
+      test_filter_modes|test_filter_idioms|test_gaussian_element|test_upscale_element|test_harris_element|test_corners_meta|test_text_overlay_element) filter='*' ;;
       test_support) continue ;;
       *) filter=$memcheck_filter ;;
     esac
