@@ -39,13 +39,6 @@ using namespace bench;
 
 namespace {
 
-struct Resolution {
-  const char* name;
-  int w, h;
-};
-const Resolution kResolutions[] = {
-    {"480p", 640, 480}, {"720p", 1280, 720}, {"1080p", 1920, 1080},
-    {"1440p", 2560, 1440}, {"2160p", 3840, 2160}};
 const Resolution& k2160p = kResolutions[4];
 
 struct Case {

@@ -18,6 +18,16 @@
 
 namespace bench {
 
+// A frame size, named as the tables' rows are.
+struct Resolution {
+  const char* name;
+  int w, h;
+};
+// The kernel tables' rows, 480p to 2160p.
+inline constexpr Resolution kResolutions[] = {
+    {"480p", 640, 480}, {"720p", 1280, 720}, {"1080p", 1920, 1080},
+    {"1440p", 2560, 1440}, {"2160p", 3840, 2160}};
+
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0);

@@ -48,11 +48,7 @@ using namespace bench;
 
 namespace {
 
-struct Resolution {
-  const char* name;
-  int w, h;
-};
-const Resolution kResolutions[] = {{"1080p", 1920, 1080}, {"2160p", 3840, 2160}};
+const Resolution kTextResolutions[] = {{"1080p", 1920, 1080}, {"2160p", 3840, 2160}};
 const char* const kFormats[] = {"RGBA", "NV12"};
 
 // "Two lines of 48 px text": 36 pt is 48 px at Pango's 96 dpi; auto-resize
@@ -912,7 +908,7 @@ int main(int argc, char** argv) {
         timer.reset();
       }
     }
-    for (const Resolution& r : kResolutions) {
+    for (const Resolution& r : kTextResolutions) {
       if (o.quick && r.h > 1080)
         continue;
       for (const char* f : kFormats) {
@@ -964,7 +960,7 @@ int main(int argc, char** argv) {
 #if HAVE_GSTCUDA
   GstCudaContext* ctx = dev.gpu && gst_cuda_load_library() ? gst_cuda_context_new(0) : nullptr;
 #endif
-  for (const Resolution& r : kResolutions) {
+  for (const Resolution& r : kTextResolutions) {
     if (o.quick && r.h > 1080)
       continue;
     for (const char* f : kFormats) {

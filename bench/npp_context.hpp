@@ -1,6 +1,7 @@
 // What the NPP helper programs share: error checks, an NppStreamContext
 // for a new non-blocking stream on the current device, the benchmarks'
-// cold-buffer rule and their input noise.
+// cold-buffer rule and their input noise, the rotation of pitched frames and
+// the cold/hot report.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -85,4 +86,61 @@ inline std::vector<uint8_t> bench_noise(size_t bytes) {
     b = static_cast<uint8_t>(s >> 24);
   }
   return v;
+}
+
+// Grows *frames to `count` frames of `row_bytes` x `height` from
+// cudaMallocPitch. The first frame sets *pitch; a later one with another
+// pitch is an error (the helpers pass one step for all of them). Returns 0,
+// or 1 after printing the error.
+template <class T>
+int npp_grow_pitched(std::vector<T*>* frames, int count, size_t row_bytes, int height,
+                     size_t* pitch) {
+  while (static_cast<int>(frames->size()) < count) {
+    T* frame = nullptr;
+    size_t p = 0;
+    NPP_HELPER_CHECK(cudaMallocPitch(reinterpret_cast<void**>(&frame), &p, row_bytes, height));
+    if (frames->empty()) {
+      *pitch = p;
+    } else if (p != *pitch) {
+      fprintf(stderr, "cudaMallocPitch gave different pitches for the same size\n");
+      return 1;
+    }
+    frames->push_back(frame);
+  }
+  return 0;
+}
+
+// One round of the rotation, each call checked, so that the timed calls
+// find the buffers as they will stay: touched, but long out of the cache.
+// `run` takes the next frame itself. Returns 0, or 1 after printing the NPP
+// error.
+template <class F>
+int npp_warm_rotation(int count, F run) {
+  for (int i = 0; i < count; i++) {
+    const NppStatus s = run();
+    if (s != NPP_SUCCESS) {
+      fprintf(stderr, "NPP error %d\n", (int)s);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// The helpers' report: after a warm rotation, the mean milliseconds per call
+// cold (frame i % count on call i) and hot (frame 0 every call), printed as
+// "frames=", "ms=" and "hot_ms=". Returns 0, or 1 after an error.
+template <class F>
+int npp_print_cold_hot(const NppStreamContext& ctx, int count, int iters, F run_on) {
+  int next = 0;
+  auto cold = [&]() { return run_on(next++ % count); };
+  if (npp_warm_rotation(count, cold))
+    return 1;
+  const double ms = npp_ms_per_call(ctx, iters, cold);
+  const double hot_ms = npp_ms_per_call(ctx, iters, [&]() { return run_on(0); });
+  if (ms < 0 || hot_ms < 0)
+    return 1;
+  printf("frames=%d\n", count);
+  printf("ms=%.5f\n", ms);
+  printf("hot_ms=%.5f\n", hot_ms);
+  return 0;
 }

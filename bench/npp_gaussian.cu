@@ -35,22 +35,14 @@ int main(int argc, char** argv) {
     return 1;
 
   size_t spitch = 0, dpitch = 0;
-  Npp8u *probe_src = nullptr, *probe_dst = nullptr;
-  NPP_HELPER_CHECK(cudaMallocPitch(&probe_src, &spitch, w * 4, h));
-  NPP_HELPER_CHECK(cudaMallocPitch(&probe_dst, &dpitch, w * 4, h));
+  std::vector<Npp8u*> src, dst;
+  const size_t row = static_cast<size_t>(w) * 4;
+  if (npp_grow_pitched(&src, 1, row, h, &spitch) || npp_grow_pitched(&dst, 1, row, h, &dpitch))
+    return 1;
   const int count = cold_count((spitch + dpitch) * h);
-  std::vector<Npp8u*> src(count, nullptr), dst(count, nullptr);
-  src[0] = probe_src;
-  dst[0] = probe_dst;
-  for (int i = 1; i < count; i++) {
-    size_t ps = 0, pd = 0;
-    NPP_HELPER_CHECK(cudaMallocPitch(&src[i], &ps, w * 4, h));
-    NPP_HELPER_CHECK(cudaMallocPitch(&dst[i], &pd, w * 4, h));
-    if (ps != spitch || pd != dpitch) {
-      fprintf(stderr, "cudaMallocPitch gave different pitches for the same size\n");
-      return 1;
-    }
-  }
+  if (npp_grow_pitched(&src, count, row, h, &spitch) ||
+      npp_grow_pitched(&dst, count, row, h, &dpitch))
+    return 1;
   const std::vector<uint8_t> noise = bench_noise(static_cast<size_t>(w) * 4 * h);
   for (int i = 0; i < count; i++)
     NPP_HELPER_CHECK(cudaMemcpy2D(src[i], spitch, noise.data(), static_cast<size_t>(w) * 4,
@@ -78,23 +70,5 @@ int main(int argc, char** argv) {
                                                     (int)dpitch, size, ksize, dtaps,
                                                     NPP_BORDER_REPLICATE, ctx);
   };
-  int next = 0;
-  auto cold = [&]() { return run_on(next++ % count); };
-  // One round of the rotation first, so that the timed calls find the
-  // buffers as they will stay: touched, but long out of the cache.
-  for (int i = 0; i < count; i++) {
-    const NppStatus s = cold();
-    if (s != NPP_SUCCESS) {
-      fprintf(stderr, "NPP error %d\n", (int)s);
-      return 1;
-    }
-  }
-  const double ms = npp_ms_per_call(ctx, iters, cold);
-  const double hot_ms = npp_ms_per_call(ctx, iters, [&]() { return run_on(0); });
-  if (ms < 0 || hot_ms < 0)
-    return 1;
-  printf("frames=%d\n", count);
-  printf("ms=%.5f\n", ms);
-  printf("hot_ms=%.5f\n", hot_ms);
-  return 0;
+  return npp_print_cold_hot(ctx, count, iters, run_on);
 }

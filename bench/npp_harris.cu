@@ -62,26 +62,17 @@ int main(int argc, char** argv) {
   if (npp_stream_context(&ctx))
     return 1;
 
-  size_t spitch = 0, dpitch = 0;
-  Npp8u* probe8 = nullptr;
-  Npp32f* probe32 = nullptr;
-  NPP_HELPER_CHECK(cudaMallocPitch(&probe8, &spitch, w, h));
-  NPP_HELPER_CHECK(cudaMallocPitch(&probe32, &dpitch, w * sizeof(Npp32f), h));
   // Distinct inputs and outputs, called round-robin (as bench_harris does).
+  size_t spitch = 0, dpitch = 0;
+  std::vector<Npp8u*> src;
+  std::vector<Npp32f*> dst;
+  const size_t drow = static_cast<size_t>(w) * sizeof(Npp32f);
+  if (npp_grow_pitched(&src, 1, w, h, &spitch) || npp_grow_pitched(&dst, 1, drow, h, &dpitch))
+    return 1;
   const int count = cold_count((spitch + dpitch) * h);
-  std::vector<Npp8u*> src(count, nullptr);
-  std::vector<Npp32f*> dst(count, nullptr);
-  src[0] = probe8;
-  dst[0] = probe32;
-  for (int i = 1; i < count; i++) {
-    size_t p8 = 0, p32 = 0;
-    NPP_HELPER_CHECK(cudaMallocPitch(&src[i], &p8, w, h));
-    NPP_HELPER_CHECK(cudaMallocPitch(&dst[i], &p32, w * sizeof(Npp32f), h));
-    if (p8 != spitch || p32 != dpitch) {
-      fprintf(stderr, "cudaMallocPitch gave different pitches for the same size\n");
-      return 1;
-    }
-  }
+  if (npp_grow_pitched(&src, count, w, h, &spitch) ||
+      npp_grow_pitched(&dst, count, drow, h, &dpitch))
+    return 1;
   std::vector<Npp8u> grey(static_cast<size_t>(w) * h);
   for (int y = 0; y < h; y++)
     for (int x = 0; x < w; x++)
@@ -110,15 +101,8 @@ int main(int argc, char** argv) {
         src[i], (int)spitch, size, origin, dst[i], (int)dpitch, size, NPP_FILTER_SOBEL,
         mask_of(grad), mask_of(avg), 0.04f, 1.0f, NPP_BORDER_REPLICATE, scratch, ctx);
   };
-  // One round of the rotation first, so that the timed calls find the
-  // buffers as they will stay: touched, but long out of the cache.
-  for (int i = 0; i < count; i++) {
-    const NppStatus s = run();
-    if (s != NPP_SUCCESS) {
-      fprintf(stderr, "NPP error %d\n", (int)s);
-      return 1;
-    }
-  }
+  if (npp_warm_rotation(count, run))
+    return 1;
   const double ms = npp_ms_per_call(ctx, iters, run);
   if (ms < 0)
     return 1;

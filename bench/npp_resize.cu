@@ -35,22 +35,14 @@ int main(int argc, char** argv) {
     return 1;
 
   size_t spitch = 0, dpitch = 0;
-  Npp8u *probe_src = nullptr, *probe_dst = nullptr;
-  NPP_HELPER_CHECK(cudaMallocPitch(&probe_src, &spitch, sw * 4, sh));
-  NPP_HELPER_CHECK(cudaMallocPitch(&probe_dst, &dpitch, dw * 4, dh));
+  std::vector<Npp8u*> src, dst;
+  const size_t srow = static_cast<size_t>(sw) * 4, drow = static_cast<size_t>(dw) * 4;
+  if (npp_grow_pitched(&src, 1, srow, sh, &spitch) || npp_grow_pitched(&dst, 1, drow, dh, &dpitch))
+    return 1;
   const int count = cold_count(spitch * sh + dpitch * dh);
-  std::vector<Npp8u*> src(count, nullptr), dst(count, nullptr);
-  src[0] = probe_src;
-  dst[0] = probe_dst;
-  for (int i = 1; i < count; i++) {
-    size_t ps = 0, pd = 0;
-    NPP_HELPER_CHECK(cudaMallocPitch(&src[i], &ps, sw * 4, sh));
-    NPP_HELPER_CHECK(cudaMallocPitch(&dst[i], &pd, dw * 4, dh));
-    if (ps != spitch || pd != dpitch) {
-      fprintf(stderr, "cudaMallocPitch gave different pitches for the same size\n");
-      return 1;
-    }
-  }
+  if (npp_grow_pitched(&src, count, srow, sh, &spitch) ||
+      npp_grow_pitched(&dst, count, drow, dh, &dpitch))
+    return 1;
   const std::vector<uint8_t> noise = bench_noise(static_cast<size_t>(sw) * 4 * sh);
   for (int i = 0; i < count; i++)
     NPP_HELPER_CHECK(cudaMemcpy2D(src[i], spitch, noise.data(), static_cast<size_t>(sw) * 4,
@@ -62,23 +54,5 @@ int main(int argc, char** argv) {
     return nppiResize_8u_C4R_Ctx(src[i], (int)spitch, ssize, sroi, dst[i], (int)dpitch, dsize, droi,
                                  interp, ctx);
   };
-  int next = 0;
-  auto cold = [&]() { return run_on(next++ % count); };
-  // One round of the rotation first, so that the timed calls find the
-  // buffers as they will stay: touched, but long out of the cache.
-  for (int i = 0; i < count; i++) {
-    const NppStatus s = cold();
-    if (s != NPP_SUCCESS) {
-      fprintf(stderr, "NPP error %d\n", (int)s);
-      return 1;
-    }
-  }
-  const double ms = npp_ms_per_call(ctx, iters, cold);
-  const double hot_ms = npp_ms_per_call(ctx, iters, [&]() { return run_on(0); });
-  if (ms < 0 || hot_ms < 0)
-    return 1;
-  printf("frames=%d\n", count);
-  printf("ms=%.5f\n", ms);
-  printf("hot_ms=%.5f\n", hot_ms);
-  return 0;
+  return npp_print_cold_hot(ctx, count, iters, run_on);
 }
