@@ -28,8 +28,6 @@ using namespace testing_support;
 
 namespace {
 
-const char* const kBackends[] = {"cpu", "cuda"};
-
 GstHarness* mode_harness(const char* element, const char* backend, const char* mode,
                          const std::string& in_caps, const std::string& out_caps) {
   register_mode_filters();
@@ -79,11 +77,6 @@ HostImage image_of(GstBuffer* buf, const ImageDesc& desc) {
   return out;
 }
 
-// The CUDA half of a test is left out without a GPU (a failure under
-// CUDAFX_REQUIRE_GPU); the CPU half always runs.
-bool skip_backend(const char* backend) {
-  return std::string(backend) == "cuda" && !gpu_part_runs();
-}
 
 }  // namespace
 

@@ -27,12 +27,6 @@ using namespace testing_support;
 
 namespace {
 
-const char* const kBackends[] = {"cpu", "cuda"};
-
-bool skip_backend(const char* backend) {
-  return std::string(backend) == "cuda" && !gpu_part_runs();
-}
-
 // White rectangles on a dark, slightly noisy background: corners at known
 // places, and texture enough that the list is not trivial.
 HostImage rectangles(const ImageDesc& desc, uint32_t seed) {

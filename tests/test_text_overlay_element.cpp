@@ -29,12 +29,7 @@ using namespace testing_support;
 
 namespace {
 
-const char* const kBackends[] = {"cpu", "cuda"};
 const char* const kFont = "font-desc=\"DejaVu Sans 20\"";
-
-bool skip_backend(const char* backend) {
-  return std::string(backend) == "cuda" && !gpu_part_runs();
-}
 
 // A textured frame (never flat): dark noise.
 HostImage background(const ImageDesc& desc, uint32_t seed) {

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace testing_support {
 
@@ -41,6 +42,10 @@ bool gpu_part_runs() {
   if (gpu_gate(ok) == GpuGate::Fail)
     ADD_FAILURE() << "CUDAFX_REQUIRE_GPU is set, but no usable CUDA device: " << why;
   return ok;
+}
+
+bool skip_backend(const char* backend) {
+  return std::string(backend) == "cuda" && !gpu_part_runs();
 }
 
 DeviceImage::DeviceImage(ImageDesc desc, size_t align) {

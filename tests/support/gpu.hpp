@@ -28,6 +28,12 @@ GpuGate gpu_gate(bool available);
 // required.
 bool gpu_part_runs();
 
+// The element backends a test runs its cases on, CPU first.
+inline const char* const kBackends[] = {"cpu", "cuda"};
+// The CUDA half of a test is left out without a GPU (a failure under
+// CUDAFX_REQUIRE_GPU); the CPU half always runs.
+bool skip_backend(const char* backend);
+
 }  // namespace testing_support
 
 // Ends the test unless `available`: GTEST_SKIP, or FAIL under
