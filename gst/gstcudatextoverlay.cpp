@@ -151,11 +151,13 @@ struct GstCudaTextOverlayState
   GstVideoInfo info;
   cudafx::Backend backend = cudafx::Backend::Cpu;
   cudafx::OverlayColorimetry colour;
-  /* the text of the current frame (before_transform): as markup, and as
-   * plain characters when the atlas can draw it (else empty) */
+  /* the current frame (before_transform): the settings, taken once so that
+   * a property set meanwhile applies from the next frame on, not halfway
+   * through this one; its text as markup, and as plain characters when the
+   * atlas can draw it (else empty) */
+  GstCudaTextOverlaySettings frame;
   std::string frame_text;
   std::string frame_plain;
-  gboolean silent = FALSE;
   /* the rendered text: from which string and settings, and where */
   std::string rendered_text;
   guint64 rendered_version = G_MAXUINT64;
@@ -330,9 +332,9 @@ static gboolean
 gst_cuda_text_overlay_prepare (GstCudaTextOverlay * self, GstBuffer * buffer)
 {
   GstCudaTextOverlayState *st = self->state;
-  const GstCudaTextOverlaySettings s = copy_settings (self);
+  st->frame = copy_settings (self);
+  const GstCudaTextOverlaySettings & s = st->frame;
   release_rectangles (st);
-  st->silent = s.silent;
   if (s.silent)
     return TRUE;
   std::string text = s.text;
@@ -456,7 +458,7 @@ static cudafx::Status
 update_text (GstCudaTextOverlay * self)
 {
   GstCudaTextOverlayState *st = self->state;
-  const GstCudaTextOverlaySettings s = copy_settings (self);
+  const GstCudaTextOverlaySettings & s = st->frame;
   if (st->rendered_version == s.version && st->rendered_text == st->frame_text)
     return cudafx::Status::ok ();
   const int w = GST_VIDEO_INFO_WIDTH (&st->info), h = GST_VIDEO_INFO_HEIGHT (&st->info);
@@ -514,7 +516,7 @@ layout_from_atlas (GstCudaTextOverlay * self, bool *used, int *x, int *y, int *w
 {
   GstCudaTextOverlayState *st = self->state;
   *used = false;
-  const GstCudaTextOverlaySettings s = copy_settings (self);
+  const GstCudaTextOverlaySettings & s = st->frame;
   const int w = GST_VIDEO_INFO_WIDTH (&st->info), h = GST_VIDEO_INFO_HEIGHT (&st->info);
   const GstCudaFxTextStyle style = text_style (s, w);
   if (st->atlas_version != s.version || st->atlas_frame_width != w ||
@@ -584,7 +586,7 @@ draw (GstCudaTextOverlay * self, cudafx::Backend backend, const cudafx::ImageVie
     cudafx::StreamHandle stream)
 {
   GstCudaTextOverlayState *st = self->state;
-  if (st->silent)
+  if (st->frame.silent)
     return cudafx::Status::ok ();
   /* textoverlay's order: the shaded box, the upstream rectangles, the text
    * on top. The text is laid out first (rendering it, or composing it from
@@ -600,7 +602,7 @@ draw (GstCudaTextOverlay * self, cudafx::Backend backend, const cudafx::ImageVie
     tw = st->text_image.width;
     th = st->text_image.height;
   }
-  const GstCudaTextOverlaySettings s = copy_settings (self);
+  const GstCudaTextOverlaySettings & s = st->frame;
   if (s.shaded_background && tw > 0 && th > 0)
     CUDAFX_TRY (cudafx::shade_rect (backend, stream, frame, tx - SHADING_MARGIN,
             ty - SHADING_MARGIN, tw + 2 * SHADING_MARGIN, th + 2 * SHADING_MARGIN,
