@@ -480,27 +480,37 @@ update_text (GstCudaTextOverlay * self)
   return cudafx::Status::ok ();
 }
 
-/* Blends `img` (its device copy made first on the CUDA backend, unless
- * `uploaded` says it is there). */
+/* The pixels of `img` for `backend`: the host's, or on the CUDA backend its
+ * device copy, made first unless `uploaded` says it is there. The host
+ * pixels stay alive until the frame's work is done (the base class
+ * synchronises before the buffer leaves). */
+static cudafx::Status
+pixels_for (cudafx::Backend backend, GstCudaTextOverlayImage & img, bool *uploaded,
+    cudafx::StreamHandle stream, const uint8_t ** out)
+{
+  *out = img.host;
+  if (backend != cudafx::Backend::Cuda)
+    return cudafx::Status::ok ();
+  if (!*uploaded) {
+    const size_t bytes = img.pitch * static_cast < size_t > (img.height);
+    if (img.device.size () < bytes)
+      CUDAFX_TRY (img.device.allocate (bytes));
+    CUDAFX_TRY (cudafx::copy_bytes_async (img.device.get (), img.host, bytes, stream));
+    *uploaded = true;
+  }
+  *out = img.device.bytes ();
+  return cudafx::Status::ok ();
+}
+
+/* Blends `img` at its place. */
 static cudafx::Status
 blend_image (GstCudaTextOverlayState * st, cudafx::Backend backend, GstCudaTextOverlayImage & img,
     bool *uploaded, const cudafx::ImageView & frame, cudafx::StreamHandle stream)
 {
   if (img.width <= 0 || img.height <= 0)
     return cudafx::Status::ok ();
-  cudafx::OverlayImage ov { img.host, img.pitch, img.width, img.height };
-  if (backend == cudafx::Backend::Cuda) {
-    const size_t bytes = img.pitch * static_cast < size_t > (img.height);
-    if (!*uploaded) {
-      if (img.device.size () < bytes)
-        CUDAFX_TRY (img.device.allocate (bytes));
-      /* The host pixels stay alive until the frame's work is done (the base
-       * class synchronises before the buffer leaves). */
-      CUDAFX_TRY (cudafx::copy_bytes_async (img.device.get (), img.host, bytes, stream));
-      *uploaded = true;
-    }
-    ov.data = img.device.bytes ();
-  }
+  cudafx::OverlayImage ov { nullptr, img.pitch, img.width, img.height };
+  CUDAFX_TRY (pixels_for (backend, img, uploaded, stream, &ov.data));
   return cudafx::blend_overlay (backend, stream, frame, ov, img.x, img.y, st->colour);
 }
 
@@ -557,17 +567,8 @@ draw_from_atlas (GstCudaTextOverlay * self, cudafx::Backend backend,
   if (st->composed.glyphs.empty ())
     return cudafx::Status::ok ();
   GstCudaTextOverlayImage & atlas = st->atlas_image;
-  const uint8_t *base = atlas.host;
-  if (backend == cudafx::Backend::Cuda) {
-    const size_t bytes = atlas.pitch * static_cast < size_t > (atlas.height);
-    if (!st->atlas_uploaded) {
-      if (atlas.device.size () < bytes)
-        CUDAFX_TRY (atlas.device.allocate (bytes));
-      CUDAFX_TRY (cudafx::copy_bytes_async (atlas.device.get (), atlas.host, bytes, stream));
-      st->atlas_uploaded = true;
-    }
-    base = atlas.device.bytes ();
-  }
+  const uint8_t *base = nullptr;
+  CUDAFX_TRY (pixels_for (backend, atlas, &st->atlas_uploaded, stream, &base));
   std::vector < cudafx::OverlayPlacement > & list = st->placements;
   list.clear ();
   for (const GstCudaFxGlyphPlacement & g : st->composed.glyphs)
