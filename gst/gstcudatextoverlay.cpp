@@ -741,7 +741,7 @@ gst_cuda_text_overlay_text_chain (GstPad * pad, GstObject * parent, GstBuffer * 
 }
 
 static gboolean
-gst_cuda_text_overlay_text_event (GstPad * pad, GstObject * parent, GstEvent * event)
+gst_cuda_text_overlay_text_event (GstPad *, GstObject * parent, GstEvent * event)
 {
   GstCudaTextOverlay *self = GST_CUDA_TEXT_OVERLAY (parent);
   GstCudaTextOverlayState *st = self->state;

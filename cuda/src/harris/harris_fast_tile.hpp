@@ -124,21 +124,7 @@ struct ResponseFastTile {
     const int r = i / GW, c = i - r * GW;
     const uint8_t* p = a.src + static_cast<size_t>(y0 - H + r) * a.src_pitch +
                        static_cast<size_t>(x0 - H + c) * a.channels;
-    int v;
-    if (a.ro < 0) {
-      v = load_byte(p);
-    } else if (a.word4) {
-#if defined(__CUDA_ARCH__)
-      const uint32_t w = __ldg(reinterpret_cast<const uint32_t*>(p));
-#else
-      uint32_t w;
-      std::memcpy(&w, p, 4);  // little-endian, as the GPU
-#endif
-      v = harris_luma((w >> (8 * a.ro)) & 0xff, (w >> (8 * a.go)) & 0xff, (w >> (8 * a.bo)) & 0xff);
-    } else {
-      v = harris_luma(load_byte(p + a.ro), load_byte(p + a.go), load_byte(p + a.bo));
-    }
-    e.gp.grey[r][c] = static_cast<uint8_t>(v);
+    e.gp.grey[r][c] = static_cast<uint8_t>(grey_of_pixel(a, p));
   }
 
   // kRunX product columns of grey row r from column 4 * group.
