@@ -17,18 +17,26 @@ clang++ $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefin
   tests/fuzz/fuzz_delta_decoder.cpp $srcs $libs -o "$out/fuzz_delta_decoder"
 clang++ $flags tests/fuzz/make_delta_seeds.cpp $srcs $libs -o "$out/make_delta_seeds"
 "$out/make_delta_seeds" "$out/corpus"
-set +e
-"$out/fuzz_delta_decoder" -runs="$runs" -max_len=16384 -print_final_stats=1 "$out/corpus" \
-  > "$out/fuzz.log" 2>&1
-rc=$?
-set -e
-grep -E "stat::number_of_executed_units|Done" "$out/fuzz.log" || true
-if [ $rc -ne 0 ]; then
-  tail -40 "$out/fuzz.log"
-  echo "fuzz: fuzz_delta_decoder FAILED (exit $rc); the crashing input is in $PWD"
-  exit 1
-fi
-echo "fuzz: $runs runs of fuzz_delta_decoder, no crash"
+
+# Runs fuzzer $1 for $2 runs on corpus $3 with the further libFuzzer
+# arguments after it; prints the run count, or the log's end and fails.
+fuzz() {
+  local name=$1 n=$2 corpus=$3
+  shift 3
+  set +e
+  "$out/$name" -runs="$n" -print_final_stats=1 "$@" "$corpus" > "$out/$name.log" 2>&1
+  local rc=$?
+  set -e
+  grep -E "stat::number_of_executed_units|Done" "$out/$name.log" || true
+  if [ $rc -ne 0 ]; then
+    tail -40 "$out/$name.log"
+    echo "fuzz: $name FAILED (exit $rc); the crashing input is in $PWD"
+    exit 1
+  fi
+  echo "fuzz: $n runs of $name, no crash"
+}
+
+fuzz fuzz_delta_decoder "$runs" "$out/corpus" -max_len=16384
 
 # cudatextoverlay's text input: Pango and fontconfig keep caches for the
 # life of the process, which LeakSanitizer would report, so leaks are not
@@ -43,16 +51,5 @@ if pkg-config --exists pangocairo; then
   mkdir -p "$out/text-corpus"
   printf 'xxxxHello <b>GPU</b> 0:00:01.000' > "$out/text-corpus/seed1"
   printf '\x0f\x40\x80\x01\xff\xfe<i' > "$out/text-corpus/seed2"
-  set +e
-  ASAN_OPTIONS=detect_leaks=0 "$out/fuzz_text_input" -runs="$text_runs" -max_len=512 \
-    -print_final_stats=1 "$out/text-corpus" > "$out/fuzz-text.log" 2>&1
-  rc=$?
-  set -e
-  grep -E "stat::number_of_executed_units|Done" "$out/fuzz-text.log" || true
-  if [ $rc -ne 0 ]; then
-    tail -40 "$out/fuzz-text.log"
-    echo "fuzz: fuzz_text_input FAILED (exit $rc); the crashing input is in $PWD"
-    exit 1
-  fi
-  echo "fuzz: $text_runs runs of fuzz_text_input, no crash"
+  ASAN_OPTIONS=detect_leaks=0 fuzz fuzz_text_input "$text_runs" "$out/text-corpus" -max_len=512
 fi
