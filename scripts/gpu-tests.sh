@@ -3,7 +3,8 @@
 # CUDAFX_REQUIRE_GPU=1 so that a missing device or nvcodec element fails
 # instead of skipping, then a memcheck pass over the CUDA cases.
 #   scripts/gpu-tests.sh BUILD_DIR [OUT_DIR] [GTEST_FILTER_FOR_MEMCHECK]
-# MEMCHECK=0 leaves the memcheck pass out. RACECHECK="suite ..." runs those
+# MEMCHECK=0 leaves the memcheck pass out; MEMCHECK_SUITES="test_a test_b"
+# limits it to those suites (the whole pass takes longer than one device call). RACECHECK="suite ..." runs those
 # suites' CUDA cases (RACECHECK_FILTER, default the memcheck filter) under
 # racecheck and synccheck too (shared-memory kernels; racecheck is ~70x slower
 # than a plain run, so a narrow filter).
@@ -46,8 +47,9 @@ PY
 if [ "${MEMCHECK:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
   for t in "$build"/tests/test_*; do
     name=$(basename "$t")
+    if [ -n "${MEMCHECK_SUITES:-}" ] && [[ " $MEMCHECK_SUITES " != *" $name "* ]]; then continue; fi
     case $name in
-      test_filter_modes|test_filter_idioms|test_gaussian_element|test_upscale_element|test_harris_element|test_corners_meta|test_text_overlay_element) filter='*' ;;
+      test_filter_modes|test_filter_idioms|test_gaussian_element|test_upscale_element|test_harris_element|test_corners_meta|test_text_overlay_element|test_overlay_blend|test_shade) filter='*' ;;
       test_support) continue ;;
       *) filter=$memcheck_filter ;;
     esac

@@ -375,6 +375,30 @@ TEST(TextOverlay, OddInputs) {
   }
 }
 
+// In a chain, the element's unlinked text_sink pad is not where the video
+// goes (gst_harness_new_parse() would push it there: not-negotiated); the
+// chain's bytes are the lone element's.
+TEST(TextOverlay, InAChainWithTheTextPadUnlinked) {
+  const ImageDesc desc{PixelFormat::NV12, 160, 90};
+  const HostImage src = background(desc, 37);
+  const std::string props = std::string(kFont) + " text=Chain backend=cpu";
+  const HostImage alone = run_once("cudatextoverlay", props, src);
+  GstHarness* h = harness_parse("identity ! cudatextoverlay " + props + " ! identity");
+  const std::string caps = caps_string(desc);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  GstBuffer* in = buffer_from_image(src);
+  GST_BUFFER_PTS(in) = 0;
+  GST_BUFFER_DURATION(in) = GST_SECOND / 30;
+  ASSERT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h);
+  HostImage got;
+  ASSERT_TRUE(image_from_buffer(out, desc, &got));
+  gst_buffer_unref(out);
+  EXPECT_TRUE(bytes_equal(got.view(), alone.view()));
+  EXPECT_FALSE(bytes_equal(got.view(), src.view()));
+  gst_harness_teardown(h);
+}
+
 // Frames in CUDA memory stay there and get the CPU backend's bytes: whole
 // text images (blend_overlay) and atlas glyphs (blend_overlay_list), every
 // format CUDA memory carries.
@@ -389,9 +413,9 @@ TEST(TextOverlay, CudaMemoryChain) {
     for (const char* text : {"text=\"On the <i>GPU</i>\"", "text=Cam time-mode=buffer-time"}) {
       const std::string props = std::string(kFont) + " " + text;
       const HostImage cpu = run_once("cudatextoverlay", props + " backend=cpu", src, GST_SECOND);
-      GstHarness* h = gst_harness_new_parse(
-          ("cudaupload ! video/x-raw(memory:CUDAMemory) ! cudatextoverlay name=g0 backend=cuda " +
-           props + " ! cudadownload").c_str());
+      GstHarness* h = harness_parse(
+          "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudatextoverlay name=g0 backend=cuda " +
+          props + " ! cudadownload");
       const std::string caps = caps_string(desc);
       gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
       GstBuffer* in = buffer_from_image(src);

@@ -95,6 +95,49 @@ GstHarness* harness_with(const char* factory, const std::string& props) {
   return h;
 }
 
+namespace {
+
+// The pad named `name` of an element of `bin` that has no peer, or null.
+GstPad* unlinked_pad_named(GstBin* bin, const char* name) {
+  GstPad* found = nullptr;
+  GstIterator* it = gst_bin_iterate_elements(bin);
+  GValue v = G_VALUE_INIT;
+  while (!found && gst_iterator_next(it, &v) == GST_ITERATOR_OK) {
+    GstPad* pad = gst_element_get_static_pad(GST_ELEMENT(g_value_get_object(&v)), name);
+    if (pad && !gst_pad_is_linked(pad))
+      found = pad;
+    else if (pad)
+      gst_object_unref(pad);
+    g_value_reset(&v);
+  }
+  g_value_unset(&v);
+  gst_iterator_free(it);
+  return found;
+}
+
+}  // namespace
+
+GstHarness* harness_parse(const std::string& launch) {
+  GError* err = nullptr;
+  GstElement* bin = gst_parse_bin_from_description(launch.c_str(), FALSE, &err);
+  EXPECT_NE(bin, nullptr) << launch << ": " << (err ? err->message : "");
+  if (err)
+    g_error_free(err);
+  if (!bin)
+    return gst_harness_new("identity");
+  for (const char* name : {"sink", "src"}) {
+    GstPad* pad = unlinked_pad_named(GST_BIN(bin), name);
+    EXPECT_NE(pad, nullptr) << launch << " has no unlinked pad named " << name;
+    if (pad) {
+      gst_element_add_pad(bin, gst_ghost_pad_new(name, pad));
+      gst_object_unref(pad);
+    }
+  }
+  GstHarness* h = gst_harness_new_with_element(bin, "sink", "src");
+  gst_object_unref(bin);
+  return h;
+}
+
 std::string negotiated_memory(GstHarness* h) {
   std::string m;
   for (int i = 0;; i++) {

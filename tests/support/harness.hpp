@@ -16,6 +16,13 @@ namespace testing_support {
 // used -- "cpu" cases then ran on the GPU wherever there was one.
 GstHarness* harness_with(const char* factory, const std::string& props);
 
+// A harness around the elements of `launch` (gst-launch syntax), fed through
+// the unlinked pad named "sink" and drained through the one named "src".
+// gst_harness_new_parse() takes the first unlinked sink pad it finds, which
+// for a chain holding an element with a second sink pad (cudatextoverlay's
+// text_sink) is that pad: video pushed there fails as not-negotiated.
+GstHarness* harness_parse(const std::string& launch);
+
 // True when the registry has an element factory of that name.
 bool have_element(const char* name);
 
