@@ -39,6 +39,10 @@ HostImage run_cuda(const HostImage& src, const GaussianParams& params, size_t al
   return op ? testing_support::run_on_device(*op, src, src.desc(), align) : HostImage(src.desc());
 }
 
+const char* arithmetic_name(GaussianArithmetic a) {
+  return a == GaussianArithmetic::Fixed ? "fixed" : (a == GaussianArithmetic::Float ? "float" : "auto");
+}
+
 using testing_support::kAllFormats;
 using testing_support::kAllBorders;
 
@@ -51,17 +55,21 @@ void expect_cuda_equals_cpu(PixelFormat format, BorderMode border, const int (&s
   for (const auto& sz : sizes) {
     for (const auto& sg : sigmas) {
       for (size_t align : aligns) {
-        GaussianParams p;
-        p.sigma_x = sg[0];
-        p.sigma_y = sg[1];
-        p.border = border;
-        HostImage src({format, sz[0], sz[1]});
-        src.fill_random(seed++);
-        const HostImage cpu = run_cpu(src, p);
-        const HostImage gpu = run_cuda(src, p, align);
-        EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
-            << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1] << " align " << align
-            << " max diff " << testing_support::max_abs_diff(cpu.view(), gpu.view());
+        for (GaussianArithmetic arith : {GaussianArithmetic::Auto, GaussianArithmetic::Float}) {
+          GaussianParams p;
+          p.sigma_x = sg[0];
+          p.sigma_y = sg[1];
+          p.border = border;
+          p.arithmetic = arith;
+          HostImage src({format, sz[0], sz[1]});
+          src.fill_random(seed++);
+          const HostImage cpu = run_cpu(src, p);
+          const HostImage gpu = run_cuda(src, p, align);
+          EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+              << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1] << " align "
+              << align << " " << arithmetic_name(arith) << " max diff "
+              << testing_support::max_abs_diff(cpu.view(), gpu.view());
+        }
       }
     }
   }
@@ -98,6 +106,63 @@ TEST(GaussianTaps, RejectsBadValues) {
   EXPECT_FALSE(gaussian_taps(1.0, 257, &t).is_ok());
   EXPECT_FALSE(gaussian_taps(50.0, 0, &t).is_ok());
   EXPECT_TRUE(gaussian_taps(42.0, 0, &t).is_ok());
+}
+
+// Fixed-point taps as OpenCV's 8-bit path makes them (error diffusion from
+// the outermost tap in; the centre takes what is left of 256).
+TEST(GaussianTaps, FixedPointTaps) {
+  GaussianTaps t;
+  ASSERT_TRUE(gaussian_taps(1.1, 5, &t).is_ok());
+  EXPECT_EQ(t.q_radius, 2);
+  EXPECT_EQ(t.q, (std::vector<uint16_t>{94, 63, 18}));
+  ASSERT_TRUE(gaussian_taps(0.8, 3, &t).is_ok());
+  EXPECT_EQ(t.q, (std::vector<uint16_t>{134, 61}));
+  // sigma 3: 19 taps, the outermost pair quantises to 0 and is dropped.
+  ASSERT_TRUE(gaussian_taps(3.0, 0, &t).is_ok());
+  EXPECT_EQ(t.radius, 9);
+  EXPECT_EQ(t.q_radius, 8);
+  EXPECT_EQ(t.q, (std::vector<uint16_t>{34, 32, 28, 20, 14, 9, 4, 3, 1}));
+  EXPECT_TRUE(gaussian_fixed_keeps_shape(t));
+  // sigma 42: taps alternating 2/256 and 3/256 are no Gaussian any more.
+  ASSERT_TRUE(gaussian_taps(42.0, 0, &t).is_ok());
+  EXPECT_FALSE(gaussian_fixed_keeps_shape(t));
+}
+
+// Auto: fixed point per plane where its taps reach at most 8 from the centre
+// and keep their shape; the arithmetic can be forced either way.
+TEST(GaussianPlan, ArithmeticPerPlane) {
+  GaussianPlan plan;
+  GaussianParams p;
+  for (double sigma : {0.5, 1.1, 2.0, 3.0}) {
+    p.sigma_x = sigma;
+    ASSERT_TRUE(plan_gaussian({PixelFormat::RGBA, 64, 48}, p, &plan).is_ok());
+    EXPECT_TRUE(plan.planes[0].fixed) << sigma;
+  }
+  p.sigma_x = 3.3;  // radius 9 after trimming
+  ASSERT_TRUE(plan_gaussian({PixelFormat::RGBA, 64, 48}, p, &plan).is_ok());
+  EXPECT_FALSE(plan.planes[0].fixed);
+  // I420 at sigma 6: luma radius 15 in float, chroma (sigma 3) in fixed point.
+  p.sigma_x = 6.0;
+  ASSERT_TRUE(plan_gaussian({PixelFormat::I420, 64, 48}, p, &plan).is_ok());
+  EXPECT_FALSE(plan.planes[0].fixed);
+  EXPECT_TRUE(plan.planes[1].fixed);
+  EXPECT_TRUE(plan.planes[2].fixed);
+  // A wide vertical axis keeps the whole plane in float.
+  p.sigma_x = 1.1;
+  p.sigma_y = 5.0;
+  ASSERT_TRUE(plan_gaussian({PixelFormat::GRAY8, 64, 48}, p, &plan).is_ok());
+  EXPECT_FALSE(plan.planes[0].fixed);
+  p.sigma_y = 0;
+  p.arithmetic = GaussianArithmetic::Float;
+  ASSERT_TRUE(plan_gaussian({PixelFormat::GRAY8, 64, 48}, p, &plan).is_ok());
+  EXPECT_FALSE(plan.planes[0].fixed);
+  p.arithmetic = GaussianArithmetic::Fixed;
+  p.sigma_x = 5.0;
+  ASSERT_TRUE(plan_gaussian({PixelFormat::GRAY8, 64, 48}, p, &plan).is_ok());
+  EXPECT_TRUE(plan.planes[0].fixed);
+  p.sigma_x = 10.0;
+  EXPECT_EQ(plan_gaussian({PixelFormat::GRAY8, 64, 48}, p, &plan).message(),
+            "fixed-point Gaussian reaches at most 16 taps from the centre; plane 0 needs 27");
 }
 
 TEST(GaussianPlan, ChromaSigmaScaledBySubsampling) {
@@ -142,16 +207,47 @@ TEST_P(GaussianVsOpenCV, CpuWithinOne) {
   uint32_t seed = 1;
   for (const auto& sz : sizes) {
     for (const auto& sg : sigmas) {
+      for (GaussianArithmetic arith : {GaussianArithmetic::Auto, GaussianArithmetic::Float}) {
+        GaussianParams p;
+        p.sigma_x = sg[0];
+        p.sigma_y = sg[1];
+        p.border = border;
+        p.arithmetic = arith;
+        HostImage src({format, sz[0], sz[1]}, 3);
+        src.fill_random(seed++);
+        const HostImage want = oracle(src, p);
+        const HostImage got = run_cpu(src, p, 5);
+        EXPECT_NEAR_ORACLE(got.view(), want.view(), testing_support::kGaussianBounds)
+            << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1] << " "
+            << arithmetic_name(arith);
+      }
+    }
+  }
+}
+
+// Fixed point equals OpenCV's 8-bit GaussianBlur byte for byte: the same
+// taps, exact integer sums, the same rounding.
+TEST_P(GaussianVsOpenCV, FixedPointEqualsOpenCV8Bit) {
+  const auto [format, border] = GetParam();
+  const int sizes[][2] = {{1, 1}, {7, 5}, {173, 97}};
+  // {sigma x, sigma y, kernel size (0: from sigma)}
+  const double cases[][3] = {{0.5, 0, 0}, {0.8, 0, 3}, {1.1, 0, 5}, {1.1, 0, 0},
+                             {1.5, 0, 7}, {2.0, 0.7, 0}, {3.0, 0, 0}, {3.0, 1.5, 0}};
+  uint32_t seed = 40;
+  for (const auto& sz : sizes) {
+    for (const auto& c : cases) {
       GaussianParams p;
-      p.sigma_x = sg[0];
-      p.sigma_y = sg[1];
+      p.sigma_x = c[0];
+      p.sigma_y = c[1];
+      p.kernel_size_x = static_cast<int>(c[2]);
       p.border = border;
+      p.arithmetic = GaussianArithmetic::Fixed;
       HostImage src({format, sz[0], sz[1]}, 3);
       src.fill_random(seed++);
-      const HostImage want = oracle(src, p);
+      const HostImage want = oracle(src, p);  // cv::GaussianBlur on the bytes
       const HostImage got = run_cpu(src, p, 5);
-      EXPECT_NEAR_ORACLE(got.view(), want.view(), testing_support::kGaussianBounds)
-          << sz[0] << "x" << sz[1] << " sigma " << sg[0] << "/" << sg[1];
+      EXPECT_NEAR_ORACLE(got.view(), want.view(), testing_support::kExactBounds)
+          << sz[0] << "x" << sz[1] << " sigma " << c[0] << "/" << c[1] << " k " << c[2];
     }
   }
 }

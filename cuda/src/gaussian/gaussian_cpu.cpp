@@ -7,6 +7,7 @@
 
 #include "cudafx/gaussian.hpp"
 #include "cudafx/parallel.hpp"
+#include "gaussian/gaussian_fixed.hpp"
 
 // The hot loops are cloned for x86-64-v3 (AVX2 + FMA) and chosen at load
 // time; the baseline clone computes the same values (std::fma is exact).
@@ -98,12 +99,19 @@ CUDAFX_CPU_CLONES void filter_band(const PlaneWork& w, int y0, int y1, float* sc
   }
 }
 
+// Floats a worker needs for a plane: the float path's rows, or the fixed
+// path's bytes in float-sized slots.
+size_t plane_worker_floats(const GaussianPlanePlan& p) {
+  return p.fixed ? (gaussian_fixed_cpu_scratch_bytes(p) + sizeof(float) - 1) / sizeof(float)
+                 : worker_floats(p);
+}
+
 }  // namespace
 
 size_t gaussian_cpu_scratch_floats(const GaussianPlan& plan) {
   size_t most = 0;
   for (int i = 0; i < plan.n_planes; i++)
-    most = std::max(most, worker_floats(plan.planes[i]));
+    most = std::max(most, plane_worker_floats(plan.planes[i]));
   return most * static_cast<size_t>(cpu_worker_count());
 }
 
@@ -116,13 +124,17 @@ Status gaussian_cpu(const GaussianPlan& plan, const ImageView& src, const ImageV
     scratch.resize(need);  // only when called without an op that sized it
   for (int i = 0; i < plan.n_planes; i++) {
     const PlaneWork w{plan.planes[i], plan.border, src.plane(i), dst.plane(i)};
-    const size_t per_worker = worker_floats(w.p);
+    const size_t per_worker = plane_worker_floats(w.p);
     const int H = w.p.height;
     const int bands = std::min(H, cpu_worker_count());
     parallel_for(bands, [&](int band, int worker) {
       const int y0 = static_cast<int>(static_cast<long>(H) * band / bands);
       const int y1 = static_cast<int>(static_cast<long>(H) * (band + 1) / bands);
-      filter_band(w, y0, y1, scratch.data() + per_worker * worker);
+      float* own = scratch.data() + per_worker * worker;
+      if (w.p.fixed)
+        gaussian_fixed_cpu_band(w.p, w.border, w.src, w.dst, y0, y1, own);
+      else
+        filter_band(w, y0, y1, own);
     });
   }
   return Status::ok();

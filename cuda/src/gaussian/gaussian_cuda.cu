@@ -1,4 +1,5 @@
-// CUDA backend of the Gaussian op. Three kernels, by radius:
+// CUDA backend of the Gaussian op. Planes in fixed point run the kernel of
+// gaussian_fixed_cuda.cu; planes in float one of three kernels, by radius:
 //
 // - Small radii (both <= 4: 3x3 ... 9x9, the common blurs): one kernel that
 //   filters each source row of a tile once into shared memory and slides a
@@ -21,6 +22,7 @@
 #include "common/cuda_check.hpp"
 #include "cudafx/gaussian.hpp"
 #include "cudafx/gaussian_math.hpp"
+#include "gaussian/gaussian_fixed.hpp"
 
 namespace cudafx {
 namespace {
@@ -562,7 +564,7 @@ size_t gaussian_cuda_scratch_bytes(const GaussianPlan& plan) {
   size_t most = 0;
   for (int i = 0; i < plan.n_planes; i++) {
     const GaussianPlanePlan& p = plan.planes[i];
-    if (!plane_is_fused(p))
+    if (!p.fixed && !plane_is_fused(p))
       most = std::max(most, mid_pitch_floats(p) * p.height * sizeof(float));
   }
   return most;
@@ -578,6 +580,10 @@ Status gaussian_cuda(const GaussianPlan& plan, const ImageView& src, const Image
   for (int i = 0; i < plan.n_planes; i++) {
     const GaussianPlanePlan& p = plan.planes[i];
     const PlaneView sp = src.plane(i), dp = dst.plane(i);
+    if (p.fixed) {
+      CUDAFX_TRY(gaussian_fixed_cuda_plane(p, plan.border, sp, dp, stream));
+      continue;
+    }
     PlaneArgs a{};  // taps past a radius stay 0: the small-radius kernel reads R of them
     a.src = sp.data;
     a.dst = dp.data;

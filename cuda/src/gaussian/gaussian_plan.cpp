@@ -1,5 +1,6 @@
 // Validation and planning of the Gaussian op: everything that is decided
 // once per format, size and parameter set.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -37,7 +38,40 @@ Status gaussian_taps(double sigma, int kernel_size, GaussianTaps* out) {
   out->w.assign(radius + 1, 0.0f);
   for (int k = 0; k <= radius; k++)
     out->w[k] = static_cast<float>(d[k] / sum);
+  // Fixed point as OpenCV's 8-bit path quantises: from the outermost tap
+  // inwards, each tap's 256 w plus the rounding error carried from the tap
+  // before it, rounded half to even (error diffusion: the kernel's sums over
+  // its outer parts stay close to the exact ones); the centre is what is
+  // left of 256 (0 if the others take it all: then the kernel does not sum
+  // to 1 and keeps_shape rejects it).
+  constexpr double kOne = 1 << kGaussianFixedBits;
+  const double inv_sum = 1.0 / sum;
+  out->q.assign(radius + 1, 0);
+  long outer = 0;
+  double carried = 0.0;
+  for (int k = radius; k >= 1; k--) {
+    const double v = d[k] * inv_sum * kOne + carried;
+    const double r = std::nearbyint(v);
+    carried = v - r;
+    out->q[k] = static_cast<uint16_t>(std::max(0.0, r));
+    outer += 2 * out->q[k];
+  }
+  out->q[0] = static_cast<uint16_t>(std::max(0L, static_cast<long>(kOne) - outer));
+  out->q_radius = radius;
+  while (out->q_radius > 0 && out->q[out->q_radius] == 0)
+    out->q_radius--;
+  out->q.resize(out->q_radius + 1);
   return Status::ok();
+}
+
+bool gaussian_fixed_keeps_shape(const GaussianTaps& t) {
+  long total = t.q[0];
+  for (int k = 1; k <= t.q_radius; k++) {
+    if (t.q[k] > t.q[k - 1])
+      return false;
+    total += 2L * t.q[k];
+  }
+  return total == (1L << kGaussianFixedBits);
 }
 
 Status plan_gaussian(const ImageDesc& desc, const GaussianParams& params, GaussianPlan* out) {
@@ -70,6 +104,25 @@ Status plan_gaussian(const ImageDesc& desc, const GaussianParams& params, Gaussi
     const int kyp = ky ? 2 * (((ky - 1) / 2 + (1 << shy) - 1) >> shy) + 1 : 0;
     CUDAFX_TRY(gaussian_taps(sx / (1 << shx), kxp, &p.x));
     CUDAFX_TRY(gaussian_taps(sy / (1 << shy), kyp, &p.y));
+    const int qr = std::max(p.x.q_radius, p.y.q_radius);
+    switch (params.arithmetic) {
+      case GaussianArithmetic::Float:
+        p.fixed = false;
+        break;
+      case GaussianArithmetic::Fixed:
+        if (qr > kGaussianFixedMaxRadius)
+          return Status::invalid("fixed-point Gaussian reaches at most " +
+                                 std::to_string(kGaussianFixedMaxRadius) +
+                                 " taps from the centre; plane " + std::to_string(i) + " needs " +
+                                 std::to_string(qr));
+        p.fixed = true;
+        break;
+      case GaussianArithmetic::Auto:
+      default:
+        p.fixed = qr <= kGaussianFixedAutoRadius && gaussian_fixed_keeps_shape(p.x) &&
+                  gaussian_fixed_keeps_shape(p.y);
+        break;
+    }
   }
   *out = std::move(plan);
   return Status::ok();
