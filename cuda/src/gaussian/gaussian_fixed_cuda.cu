@@ -38,12 +38,15 @@ struct FixedArgs {
   size_t src_pitch, dst_pitch;
   int width, height, row_bytes;
   BorderMode border;
-  int src_words;  // source pointer and pitch allow aligned 4-byte loads
-  int dst_words;  // destination likewise for stores
+  int src_words;    // source pointer and pitch allow aligned 4-byte loads
+  int src_vectors;  // ... and 16-byte loads
+  int dst_words;    // destination: 4-byte stores
   // Taps in 1/256, zero past the plane's radius up to the kernel's R.
   uint32_t qx[kGaussianFixedMaxRadius + 1];
-  uint32_t qy0;
-  uint32_t qy_pair[kGaussianFixedMaxRadius + 1];  // qy[k] in bytes 0 and 1 (dp2a)
+  // The vertical centre tap as dp2a operands: min(q0, 255) in byte 0
+  // (qy0_lo) or byte 1 (qy0_hi); qy0_extra when q0 is 256 (add 1x more).
+  uint32_t qy0_lo, qy0_hi, qy0_extra;
+  uint32_t qy_pair[kGaussianFixedMaxRadius + 1];  // qy[k] in bytes 0 and 1
 };
 
 __device__ __forceinline__ int floor_div(int a, int b) {
@@ -71,65 +74,137 @@ __device__ __forceinline__ uint32_t load_word(const FixedArgs& a, int ys, int g)
   return w;
 }
 
-// The 4 staged bytes from byte 4i + s of a staged row (s in 0..3; constant
-// once the tap loop is unrolled).
-__device__ __forceinline__ uint32_t staged_word(const uint32_t* row, int i, int s) {
-  return s == 0 ? row[i] : __funnelshift_r(row[i], row[i + 1], 8 * s);
+// Copies 16 staged bytes (source bytes [g, g + 16) of row ys, or of a
+// Constant-border row) to shared memory at d. `fast`: the caller knows the
+// chunk lies inside the row and the source allows 16-byte loads.
+template <int C>
+__device__ __forceinline__ void stage_chunk(const FixedArgs& a, int ys, int g, uint32_t* d,
+                                            bool fast) {
+  if (fast || (a.src_vectors && ys >= 0 && g >= 0 && g + 16 <= a.row_bytes)) {
+    const uint8_t* p = a.src + static_cast<size_t>(ys) * a.src_pitch + g;
+#if __CUDA_ARCH__ >= 800
+    // Asynchronous copy: every chunk of the tile in flight at once.
+    const unsigned sd = static_cast<unsigned>(__cvta_generic_to_shared(d));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sd), "l"(p));
+#else
+    *reinterpret_cast<uint4*>(d) = __ldg(reinterpret_cast<const uint4*>(p));
+#endif
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; i++)
+    d[i] = load_word<C>(a, ys, g + 4 * i);
 }
 
-template <int C, int R>
+// Byte `off` (compile-time once unrolled) of a row held as words in `w`, as
+// the word of its 4 bytes.
+template <int N>
+__device__ __forceinline__ uint32_t word_at(const uint32_t (&w)[N], int off) {
+  const int i = off / 4, s = off % 4;
+  return s == 0 ? w[i] : __funnelshift_r(w[i], w[i + 1], 8 * s);
+}
+
+template <int C, int R, int TH>
 __global__ void __launch_bounds__(kThreads)
-    gaussian_fixed_kernel(const __grid_constant__ FixedArgs a, int tile_h) {
-  constexpr int kHalo = (R * C + 3) / 4 * 4;  // staged bytes either side
-  constexpr int kStaged = kTileWords + 2 * kHalo / 4;  // staged words a row (even)
+    gaussian_fixed_kernel(const __grid_constant__ FixedArgs a) {
+  constexpr int kHalo = (R * C + 15) / 16 * 16;        // staged bytes either side
+  constexpr int kHaloWords = kHalo / 4;
+  constexpr int kStaged = kTileWords + 2 * kHaloWords;  // staged words a row
+  constexpr int kChunks = kStaged / 4;                  // 16-byte chunks a row
+  constexpr int kRows = TH + 2 * R;                     // staged rows
+  constexpr int kRowsPerThread = TH / kColumnGroups;
   extern __shared__ __align__(16) uint32_t smem[];
-  const int rows = tile_h + 2 * R;
-  uint32_t* raw = smem;
-  uint2* mid = reinterpret_cast<uint2*>(smem + rows * kStaged);
+  uint32_t* raw = smem;                                  // kRows x kStaged
+  uint2* mid = reinterpret_cast<uint2*>(smem + kRows * kStaged);  // kRows x kTileWords
   const int xb0 = blockIdx.x * kTileWords * 4;
-  const int y0 = blockIdx.y * tile_h;
+  const int y0 = blockIdx.y * TH;
+  const int g0 = xb0 - kHalo;
 
-  for (int item = threadIdx.x; item < rows * kStaged; item += kThreads) {
-    const int r = item / kStaged, w = item - r * kStaged;
-    raw[item] = load_word<C>(a, border_index(y0 - R + r, a.height, a.border),
-                             xb0 - kHalo + 4 * w);
+  // Stage: a tile away from every edge needs no border rule (one test a block).
+  const bool inside = a.src_vectors && g0 >= 0 && g0 + kStaged * 4 <= a.row_bytes &&
+                      y0 - R >= 0 && y0 + TH + R <= a.height;
+#pragma unroll 4
+  for (int item = threadIdx.x; item < kRows * kChunks; item += kThreads) {
+    const int r = item / kChunks, q = item - r * kChunks;
+    const int y = y0 - R + r;
+    stage_chunk<C>(a, inside ? y : border_index(y, a.height, a.border), g0 + 16 * q,
+                   raw + r * kStaged + 4 * q, inside);
   }
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
   __syncthreads();
 
-  // Rows: word w of staged row r; its first byte is staged byte kHalo + 4w,
-  // the byte k pixels to its left kHalo + 4w - kC.
-  for (int item = threadIdx.x; item < rows * kTileWords; item += kThreads) {
-    const int r = item / kTileWords, w = item - r * kTileWords;
-    const uint32_t* row = raw + r * kStaged;
-    const int base = kHalo / 4 + w;
-    const uint32_t c = row[base];
-    uint32_t even = a.qx[0] * (c & kLanes);
-    uint32_t odd = a.qx[0] * ((c >> 8) & kLanes);
+  // Rows: 4 output words of a staged row an item. Output word j's first byte
+  // is byte 4 (kHaloWords + j) of the item's window, the byte k pixels to its
+  // left kC before it; all offsets are constants once unrolled.
+  for (int item = threadIdx.x; item < kRows * (kTileWords / 4); item += kThreads) {
+    const int r = item / (kTileWords / 4), qd = item - r * (kTileWords / 4);
+    uint32_t w[4 + 2 * kHaloWords + 1];
+    const uint4* src = reinterpret_cast<const uint4*>(raw + r * kStaged) + qd;
 #pragma unroll
-    for (int k = 1; k <= R; k++) {
-      const int back = k * C;  // bytes
-      const uint32_t l = staged_word(row, base - (back + 3) / 4, (4 - back % 4) % 4);
-      const uint32_t rr = staged_word(row, base + back / 4, back % 4);
-      even += a.qx[k] * ((l & kLanes) + (rr & kLanes));
-      odd += a.qx[k] * (((l >> 8) & kLanes) + ((rr >> 8) & kLanes));
+    for (int i = 0; i < (4 + 2 * kHaloWords) / 4; i++) {
+      const uint4 v = src[i];
+      w[4 * i] = v.x;
+      w[4 * i + 1] = v.y;
+      w[4 * i + 2] = v.z;
+      w[4 * i + 3] = v.w;
     }
-    mid[item] = make_uint2(even, odd);
+    w[4 + 2 * kHaloWords] = 0;  // never read: the last word is aligned
+    uint32_t even[4], odd[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      const int centre = 4 * (kHaloWords + j);
+      const uint32_t c = w[centre / 4];
+      even[j] = a.qx[0] * (c & kLanes);
+      odd[j] = a.qx[0] * __byte_perm(c, 0, 0x4341);
+#pragma unroll
+      for (int k = 1; k <= R; k++) {
+        const uint32_t l = word_at(w, centre - k * C);
+        const uint32_t rr = word_at(w, centre + k * C);
+        even[j] += a.qx[k] * ((l & kLanes) + (rr & kLanes));
+        odd[j] += a.qx[k] * (__byte_perm(l, 0, 0x4341) + __byte_perm(rr, 0, 0x4341));
+      }
+    }
+    uint4* out = reinterpret_cast<uint4*>(mid + r * kTileWords + 4 * qd);
+    out[0] = make_uint4(even[0], odd[0], even[1], odd[1]);
+    out[1] = make_uint4(even[2], odd[2], even[3], odd[3]);
   }
   __syncthreads();
 
-  // Columns: thread (w, g) sums word w of rows g, g + 4, ...
+  // Columns: thread (w, g) sums word w of kRowsPerThread consecutive rows,
+  // its window of kRowsPerThread + 2R row values held in registers.
   const int w = threadIdx.x % kTileWords, g = threadIdx.x / kTileWords;
   const int gb = xb0 + 4 * w;
-  if (gb >= a.row_bytes)
+  const int r0 = g * kRowsPerThread;
+  if (gb >= a.row_bytes || y0 + r0 >= a.height)
     return;
-  for (int r = g; r < tile_h && y0 + r < a.height; r += kColumnGroups) {
-    const uint2 c = mid[(r + R) * kTileWords + w];
-    uint32_t s0 = a.qy0 * (c.x & 0xFFFFu), s2 = a.qy0 * (c.x >> 16);
-    uint32_t s1 = a.qy0 * (c.y & 0xFFFFu), s3 = a.qy0 * (c.y >> 16);
+  uint2 v[kRowsPerThread + 2 * R];
+#pragma unroll
+  for (int i = 0; i < kRowsPerThread + 2 * R; i++)
+    v[i] = mid[(r0 + i) * kTileWords + w];
+  const bool words = a.dst_words && gb + 4 <= a.row_bytes;
+  constexpr uint32_t kHalf = 1u << (2 * kGaussianFixedBits - 1);
+  static_assert(kGaussianFixedBits == 8, "the byte select assumes sums scaled by 2^16");
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; j++) {
+    const int y = y0 + r0 + j;
+    if (y >= a.height)
+      break;
+    // The centre: dp2a of each 16-bit lane with the tap in one byte (the
+    // other 0); a centre of 256 (no other taps) is 255 + 1.
+    const uint2 c = v[j + R];
+    uint32_t s0 = __dp2a_lo(c.x, a.qy0_lo, 0u), s2 = __dp2a_lo(c.x, a.qy0_hi, 0u);
+    uint32_t s1 = __dp2a_lo(c.y, a.qy0_lo, 0u), s3 = __dp2a_lo(c.y, a.qy0_hi, 0u);
+    if (a.qy0_extra) {
+      s0 += c.x & 0xFFFFu;
+      s2 += c.x >> 16;
+      s1 += c.y & 0xFFFFu;
+      s3 += c.y >> 16;
+    }
 #pragma unroll
     for (int k = 1; k <= R; k++) {
-      const uint2 u = mid[(r + R - k) * kTileWords + w];
-      const uint2 d = mid[(r + R + k) * kTileWords + w];
+      const uint2 u = v[j + R - k], d = v[j + R + k];
       const uint32_t q = a.qy_pair[k];
       s0 = __dp2a_lo(__byte_perm(u.x, d.x, 0x5410), q, s0);
       s2 = __dp2a_lo(__byte_perm(u.x, d.x, 0x7632), q, s2);
@@ -137,13 +212,11 @@ __global__ void __launch_bounds__(kThreads)
       s3 = __dp2a_lo(__byte_perm(u.y, d.y, 0x7632), q, s3);
     }
     // gaussian_fixed_round: + 2^15, then byte 2 of each sum (< 2^24).
-    constexpr uint32_t kHalf = 1u << (2 * kGaussianFixedBits - 1);
-    static_assert(kGaussianFixedBits == 8, "the byte select assumes sums scaled by 2^16");
     const uint32_t lo = __byte_perm(s0 + kHalf, s1 + kHalf, 0x0062);
     const uint32_t hi = __byte_perm(s2 + kHalf, s3 + kHalf, 0x0062);
     const uint32_t out = __byte_perm(lo, hi, 0x5410);
-    uint8_t* dst = a.dst + static_cast<size_t>(y0 + r) * a.dst_pitch + gb;
-    if (a.dst_words && gb + 4 <= a.row_bytes) {
+    uint8_t* dst = a.dst + static_cast<size_t>(y) * a.dst_pitch + gb;
+    if (words) {
       *reinterpret_cast<uint32_t*>(dst) = out;
     } else {
       for (int i = 0; i < 4 && gb + i < a.row_bytes; i++)
@@ -152,12 +225,12 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-bool words_aligned(const void* p, size_t pitch) {
-  return reinterpret_cast<uintptr_t>(p) % 4 == 0 && pitch % 4 == 0;
+bool aligned(const void* p, size_t pitch, size_t n) {
+  return reinterpret_cast<uintptr_t>(p) % n == 0 && pitch % n == 0;
 }
 
-size_t shared_bytes(int C, int R, int tile_h) {
-  const int halo = (R * C + 3) / 4 * 4;
+constexpr size_t shared_bytes(int C, int R, int tile_h) {
+  const int halo = (R * C + 15) / 16 * 16;
   const int staged = kTileWords + 2 * halo / 4;
   const size_t rows = tile_h + 2 * R;
   return rows * staged * sizeof(uint32_t) + rows * kTileWords * sizeof(uint2);
@@ -165,15 +238,14 @@ size_t shared_bytes(int C, int R, int tile_h) {
 
 template <int C, int R>
 Status launch(const FixedArgs& a, cudaStream_t stream) {
-  int tile_h = 32;
-  while (tile_h > 8 && shared_bytes(C, R, tile_h) > kSharedLimit)
-    tile_h /= 2;
-  const size_t shared = shared_bytes(C, R, tile_h);
-  if (shared > kSharedLimit)
-    return Status::error(StatusCode::Internal, "gaussian: fixed-point tile exceeds shared memory");
+  // 32 rows a tile while the staged halo rows and the register window stay
+  // modest; radius 16 (forced fixed point only) takes 16.
+  constexpr int kTileH = R <= 8 ? 32 : 16;
+  constexpr size_t kShared = shared_bytes(C, R, kTileH);
+  static_assert(kShared <= kSharedLimit, "fixed-point tile exceeds 48 KB of shared memory");
   const dim3 grid((a.row_bytes + kTileWords * 4 - 1) / (kTileWords * 4),
-                  (a.height + tile_h - 1) / tile_h);
-  gaussian_fixed_kernel<C, R><<<grid, kThreads, shared, stream>>>(a, tile_h);
+                  (a.height + kTileH - 1) / kTileH);
+  gaussian_fixed_kernel<C, R, kTileH><<<grid, kThreads, kShared, stream>>>(a);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
@@ -207,11 +279,15 @@ Status gaussian_fixed_cuda_plane(const GaussianPlanePlan& p, BorderMode border,
   a.height = p.height;
   a.row_bytes = p.width * p.layout.channels;
   a.border = border;
-  a.src_words = words_aligned(src.data, src.pitch);
-  a.dst_words = words_aligned(dst.data, dst.pitch);
+  a.src_words = aligned(src.data, src.pitch, 4);
+  a.src_vectors = aligned(src.data, src.pitch, 16);
+  a.dst_words = aligned(dst.data, dst.pitch, 4);
   for (int k = 0; k <= p.x.q_radius; k++)
     a.qx[k] = p.x.q[k];
-  a.qy0 = p.y.q[0];
+  const uint32_t q0 = p.y.q[0];
+  a.qy0_lo = std::min(q0, 255u);
+  a.qy0_hi = a.qy0_lo << 8;
+  a.qy0_extra = q0 > 255;
   for (int k = 1; k <= p.y.q_radius; k++)
     a.qy_pair[k] = p.y.q[k] | (static_cast<uint32_t>(p.y.q[k]) << 8);
   cudaStream_t s = stream;
