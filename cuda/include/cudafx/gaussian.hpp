@@ -49,7 +49,7 @@ constexpr int kGaussianFixedBits = 8;
 // Radius up to which Auto may choose fixed point, and the largest radius
 // fixed point takes at all (when forced).
 constexpr int kGaussianFixedAutoRadius = 8;
-constexpr int kGaussianFixedMaxRadius = 16;
+constexpr int kGaussianFixedMaxRadius = 8;
 
 enum class GaussianArithmetic {
   Auto,   // fixed point where it keeps the kernel's shape, else float

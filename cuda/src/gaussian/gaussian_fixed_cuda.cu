@@ -74,6 +74,15 @@ __device__ __forceinline__ uint32_t load_word(const FixedArgs& a, int ys, int g)
   return w;
 }
 
+// A chunk at an edge of the plane or from an unaligned source: 16 bytes one
+// by one through the border rule. Out of line: inlined into the unrolled
+// staging loop it made each kernel instance several times larger.
+template <int C>
+__device__ __noinline__ void stage_chunk_by_bytes(const FixedArgs& a, int ys, int g, uint32_t* d) {
+  for (int i = 0; i < 4; i++)
+    d[i] = load_word<C>(a, ys, g + 4 * i);
+}
+
 // Copies 16 staged bytes (source bytes [g, g + 16) of row ys, or of a
 // Constant-border row) to shared memory at d. `fast`: the caller knows the
 // chunk lies inside the row and the source allows 16-byte loads.
@@ -91,9 +100,7 @@ __device__ __forceinline__ void stage_chunk(const FixedArgs& a, int ys, int g, u
 #endif
     return;
   }
-#pragma unroll
-  for (int i = 0; i < 4; i++)
-    d[i] = load_word<C>(a, ys, g + 4 * i);
+  stage_chunk_by_bytes<C>(a, ys, g, d);
 }
 
 // Byte `off` (compile-time once unrolled) of a row held as words in `w`, as
@@ -123,7 +130,6 @@ __global__ void __launch_bounds__(kThreads)
   // Stage: a tile away from every edge needs no border rule (one test a block).
   const bool inside = a.src_vectors && g0 >= 0 && g0 + kStaged * 4 <= a.row_bytes &&
                       y0 - R >= 0 && y0 + TH + R <= a.height;
-#pragma unroll 4
   for (int item = threadIdx.x; item < kRows * kChunks; item += kThreads) {
     const int r = item / kChunks, q = item - r * kChunks;
     const int y = y0 - R + r;
@@ -238,9 +244,7 @@ constexpr size_t shared_bytes(int C, int R, int tile_h) {
 
 template <int C, int R>
 Status launch(const FixedArgs& a, cudaStream_t stream) {
-  // 32 rows a tile while the staged halo rows and the register window stay
-  // modest; radius 16 (forced fixed point only) takes 16.
-  constexpr int kTileH = R <= 8 ? 32 : 16;
+  constexpr int kTileH = 32;
   constexpr size_t kShared = shared_bytes(C, R, kTileH);
   static_assert(kShared <= kSharedLimit, "fixed-point tile exceeds 48 KB of shared memory");
   const dim3 grid((a.row_bytes + kTileWords * 4 - 1) / (kTileWords * 4),
@@ -258,9 +262,7 @@ Status launch_c(int radius, const FixedArgs& a, cudaStream_t stream) {
     return launch<C, 2>(a, stream);
   if (radius <= 4)
     return launch<C, 4>(a, stream);
-  if (radius <= 8)
-    return launch<C, 8>(a, stream);
-  return launch<C, 16>(a, stream);
+  return launch<C, 8>(a, stream);
 }
 
 }  // namespace
