@@ -1,12 +1,11 @@
 // CUDA backend of the fixed-point Gaussian (semantics in cudafx/gaussian.hpp,
 // CPU twin in gaussian_fixed_cpu.cpp).
 //
-// One kernel: a block walks down a strip 64 words (256 bytes) of a plane's
-// rows wide, over a stretch of its rows. Per 32 rows it stages the source
-// bytes the window newly needs (with R pixels left and right, through the
-// border rule at the edges) in shared memory, filters those rows
-// horizontally once, and then each thread sums the columns of one output
-// word; the last 2R filtered rows stay for the next 32.
+// One kernel: a block owns a tile 64 words (256 bytes) of a plane's rows wide
+// and tile_h rows tall. It stages the tile's source bytes with their halo
+// (R pixels left and right, R rows above and below, through the border rule)
+// in shared memory, filters every staged row horizontally once, and then
+// each thread sums the columns of one output word.
 //
 // Why it is fast: a word of 4 bytes is filtered as two words of 16-bit lanes
 // (bytes 0 and 2, bytes 1 and 3), so one integer multiply-add serves two
@@ -19,7 +18,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 #include "common/cuda_check.hpp"
@@ -113,59 +111,56 @@ __device__ __forceinline__ uint32_t word_at(const uint32_t (&w)[N], int off) {
   return s == 0 ? w[i] : __funnelshift_r(w[i], w[i + 1], 8 * s);
 }
 
-template <int C, int R>
-struct Strip {
-  static constexpr int kHalo = (R * C + 15) / 16 * 16;        // staged bytes either side
-  static constexpr int kHaloWords = kHalo / 4;
-  static constexpr int kStaged = kTileWords + 2 * kHaloWords;  // staged words a row
-  static constexpr int kChunks = kStaged / 4;                  // 16-byte chunks a row
-};
+template <int C, int R, int TH>
+__global__ void __launch_bounds__(kThreads)
+    gaussian_fixed_kernel(const __grid_constant__ FixedArgs a) {
+  constexpr int kHalo = (R * C + 15) / 16 * 16;        // staged bytes either side
+  constexpr int kHaloWords = kHalo / 4;
+  constexpr int kStaged = kTileWords + 2 * kHaloWords;  // staged words a row
+  constexpr int kChunks = kStaged / 4;                  // 16-byte chunks a row
+  constexpr int kRows = TH + 2 * R;                     // staged rows
+  constexpr int kRowsPerThread = TH / kColumnGroups;
+  extern __shared__ __align__(16) uint32_t smem[];
+  uint32_t* raw = smem;                                  // kRows x kStaged
+  uint2* mid = reinterpret_cast<uint2*>(smem + kRows * kStaged);  // kRows x kTileWords
+  const int xb0 = blockIdx.x * kTileWords * 4;
+  const int y0 = blockIdx.y * TH;
+  const int g0 = xb0 - kHalo;
 
-// Stages source rows [ys0, ys0 + n) of the strip whose first staged byte is
-// g0 into raw rows 0..n-1. A stretch away from every edge needs no border
-// rule (one test a block).
-template <int C, int R>
-__device__ __forceinline__ void stage_rows(const FixedArgs& a, int g0, int ys0, int n,
-                                           uint32_t* raw) {
-  using S = Strip<C, R>;
-  const bool inside = a.src_vectors && g0 >= 0 && g0 + S::kStaged * 4 <= a.row_bytes &&
-                      ys0 >= 0 && ys0 + n <= a.height;
-  for (int item = threadIdx.x; item < n * S::kChunks; item += kThreads) {
-    const int r = item / S::kChunks, q = item - r * S::kChunks;
-    const int y = ys0 + r;
+  // Stage: a tile away from every edge needs no border rule (one test a block).
+  const bool inside = a.src_vectors && g0 >= 0 && g0 + kStaged * 4 <= a.row_bytes &&
+                      y0 - R >= 0 && y0 + TH + R <= a.height;
+  for (int item = threadIdx.x; item < kRows * kChunks; item += kThreads) {
+    const int r = item / kChunks, q = item - r * kChunks;
+    const int y = y0 - R + r;
     stage_chunk<C>(a, inside ? y : border_index(y, a.height, a.border), g0 + 16 * q,
-                   raw + r * S::kStaged + 4 * q, inside);
+                   raw + r * kStaged + 4 * q, inside);
   }
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
-}
+  __syncthreads();
 
-// Horizontal pass of raw rows 0..n-1 into mid rows 0..n-1: 4 output words
-// of a row an item. Output word j's first byte is byte 4 (kHaloWords + j) of
-// the item's window, the byte k pixels to its left kC before it; all offsets
-// are constants once unrolled.
-template <int C, int R>
-__device__ __forceinline__ void filter_rows(const FixedArgs& a, const uint32_t* raw, int n,
-                                            uint2* mid) {
-  using S = Strip<C, R>;
-  for (int item = threadIdx.x; item < n * (kTileWords / 4); item += kThreads) {
+  // Rows: 4 output words of a staged row an item. Output word j's first byte
+  // is byte 4 (kHaloWords + j) of the item's window, the byte k pixels to its
+  // left kC before it; all offsets are constants once unrolled.
+  for (int item = threadIdx.x; item < kRows * (kTileWords / 4); item += kThreads) {
     const int r = item / (kTileWords / 4), qd = item - r * (kTileWords / 4);
-    uint32_t w[4 + 2 * S::kHaloWords + 1];
-    const uint4* src = reinterpret_cast<const uint4*>(raw + r * S::kStaged) + qd;
+    uint32_t w[4 + 2 * kHaloWords + 1];
+    const uint4* src = reinterpret_cast<const uint4*>(raw + r * kStaged) + qd;
 #pragma unroll
-    for (int i = 0; i < (4 + 2 * S::kHaloWords) / 4; i++) {
+    for (int i = 0; i < (4 + 2 * kHaloWords) / 4; i++) {
       const uint4 v = src[i];
       w[4 * i] = v.x;
       w[4 * i + 1] = v.y;
       w[4 * i + 2] = v.z;
       w[4 * i + 3] = v.w;
     }
-    w[4 + 2 * S::kHaloWords] = 0;  // never read: the last word is aligned
+    w[4 + 2 * kHaloWords] = 0;  // never read: the last word is aligned
     uint32_t even[4], odd[4];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-      const int centre = 4 * (S::kHaloWords + j);
+      const int centre = 4 * (kHaloWords + j);
       const uint32_t c = w[centre / 4];
       even[j] = a.qx[0] * (c & kLanes);
       odd[j] = a.qx[0] * __byte_perm(c, 0, 0x4341);
@@ -181,39 +176,32 @@ __device__ __forceinline__ void filter_rows(const FixedArgs& a, const uint32_t* 
     out[0] = make_uint4(even[0], odd[0], even[1], odd[1]);
     out[1] = make_uint4(even[2], odd[2], even[3], odd[3]);
   }
-}
+  __syncthreads();
 
-// Vertical pass: output rows y..y+n-1 of the strip from mid rows
-// 0..n+2R-1 (mid row i is image row y - R + i). Thread (w, g) sums word w
-// of TH/4 consecutive rows, its window of TH/4 + 2R row values held in
-// registers (rows past n are read, never stored).
-template <int R, int TH>
-__device__ __forceinline__ void filter_columns(const FixedArgs& a, const uint2* mid, int xb0,
-                                               int y, int n) {
-  constexpr int kRowsPerThread = TH / kColumnGroups;
+  // Columns: thread (w, g) sums word w of kRowsPerThread consecutive rows,
+  // its window of kRowsPerThread + 2R row values held in registers.
   const int w = threadIdx.x % kTileWords, g = threadIdx.x / kTileWords;
   const int gb = xb0 + 4 * w;
   const int r0 = g * kRowsPerThread;
-  if (gb >= a.row_bytes || r0 >= n)
+  if (gb >= a.row_bytes || y0 + r0 >= a.height)
     return;
   uint2 v[kRowsPerThread + 2 * R];
 #pragma unroll
   for (int i = 0; i < kRowsPerThread + 2 * R; i++)
     v[i] = mid[(r0 + i) * kTileWords + w];
   const bool words = a.dst_words && gb + 4 <= a.row_bytes;
-  // gaussian_fixed_round's + 2^15 starts every sum; byte 2 is the result.
   constexpr uint32_t kHalf = 1u << (2 * kGaussianFixedBits - 1);
   static_assert(kGaussianFixedBits == 8, "the byte select assumes sums scaled by 2^16");
-  uint8_t* dst = a.dst + static_cast<size_t>(y + r0) * a.dst_pitch + gb;
 #pragma unroll
-  for (int j = 0; j < kRowsPerThread; j++, dst += a.dst_pitch) {
-    if (r0 + j >= n)
+  for (int j = 0; j < kRowsPerThread; j++) {
+    const int y = y0 + r0 + j;
+    if (y >= a.height)
       break;
     // The centre: dp2a of each 16-bit lane with the tap in one byte (the
     // other 0); a centre of 256 (no other taps) is 255 + 1.
     const uint2 c = v[j + R];
-    uint32_t s0 = __dp2a_lo(c.x, a.qy0_lo, kHalf), s2 = __dp2a_lo(c.x, a.qy0_hi, kHalf);
-    uint32_t s1 = __dp2a_lo(c.y, a.qy0_lo, kHalf), s3 = __dp2a_lo(c.y, a.qy0_hi, kHalf);
+    uint32_t s0 = __dp2a_lo(c.x, a.qy0_lo, 0u), s2 = __dp2a_lo(c.x, a.qy0_hi, 0u);
+    uint32_t s1 = __dp2a_lo(c.y, a.qy0_lo, 0u), s3 = __dp2a_lo(c.y, a.qy0_hi, 0u);
     if (a.qy0_extra) {
       s0 += c.x & 0xFFFFu;
       s2 += c.x >> 16;
@@ -229,8 +217,11 @@ __device__ __forceinline__ void filter_columns(const FixedArgs& a, const uint2* 
       s1 = __dp2a_lo(__byte_perm(u.y, d.y, 0x5410), q, s1);
       s3 = __dp2a_lo(__byte_perm(u.y, d.y, 0x7632), q, s3);
     }
-    const uint32_t out =
-        __byte_perm(__byte_perm(s0, s1, 0x0062), __byte_perm(s2, s3, 0x0062), 0x5410);
+    // gaussian_fixed_round: + 2^15, then byte 2 of each sum (< 2^24).
+    const uint32_t lo = __byte_perm(s0 + kHalf, s1 + kHalf, 0x0062);
+    const uint32_t hi = __byte_perm(s2 + kHalf, s3 + kHalf, 0x0062);
+    const uint32_t out = __byte_perm(lo, hi, 0x5410);
+    uint8_t* dst = a.dst + static_cast<size_t>(y) * a.dst_pitch + gb;
     if (words) {
       *reinterpret_cast<uint32_t*>(dst) = out;
     } else {
@@ -240,107 +231,25 @@ __device__ __forceinline__ void filter_columns(const FixedArgs& a, const uint2* 
   }
 }
 
-// A block walks down one strip (64 words of every row) over rows [ya, yb):
-// the grid's blocks split each strip into equal stretches, as many as fill
-// the GPU once, so every block has the same work and no partial last wave
-// idles the GPU. Per TH rows: stage the TH new source rows the window needs,
-// filter them horizontally, filter the columns, then keep the last 2R
-// horizontally filtered rows for the next TH (each source row is staged and
-// filtered once a stretch, not once per tile as with separate tiles).
-template <int C, int R, int TH>
-__global__ void __launch_bounds__(kThreads)
-    gaussian_fixed_kernel(const __grid_constant__ FixedArgs a, int stretches) {
-  using S = Strip<C, R>;
-  static_assert(TH >= 2 * R, "the first window's 2R rows are staged like any others");
-  extern __shared__ __align__(16) uint32_t smem[];
-  uint32_t* raw = smem;                                            // TH x kStaged
-  uint2* mid = reinterpret_cast<uint2*>(smem + TH * S::kStaged);  // (TH + 2R) x kTileWords
-  const int ya = static_cast<int>(static_cast<long long>(a.height) * blockIdx.y / stretches);
-  const int yb = static_cast<int>(static_cast<long long>(a.height) * (blockIdx.y + 1) / stretches);
-  if (ya >= yb)
-    return;
-  const int xb0 = blockIdx.x * kTileWords * 4;
-  const int g0 = xb0 - S::kHalo;
-
-  // The window above the first row: image rows [ya - R, ya + R).
-  stage_rows<C, R>(a, g0, ya - R, 2 * R, raw);
-  __syncthreads();
-  filter_rows<C, R>(a, raw, 2 * R, mid);
-  for (int y = ya; y < yb; y += TH) {
-    const int n = min(TH, yb - y);
-    __syncthreads();  // raw is free again
-    stage_rows<C, R>(a, g0, y + R, n, raw);
-    __syncthreads();
-    filter_rows<C, R>(a, raw, n, mid + 2 * R * kTileWords);
-    __syncthreads();
-    filter_columns<R, TH>(a, mid, xb0, y, n);
-    if (y + n < yb) {
-      // Mid rows [n, n + 2R) become rows [0, 2R): read all, then write
-      // (the two ranges overlap when n < 2R).
-      constexpr int kKeep = (2 * R * kTileWords + kThreads - 1) / kThreads;
-      uint2 keep[kKeep];
-      __syncthreads();
-#pragma unroll
-      for (int i = 0; i < kKeep; i++) {
-        const int e = threadIdx.x + i * kThreads;
-        if (e < 2 * R * kTileWords)
-          keep[i] = mid[n * kTileWords + e];
-      }
-      __syncthreads();
-#pragma unroll
-      for (int i = 0; i < kKeep; i++) {
-        const int e = threadIdx.x + i * kThreads;
-        if (e < 2 * R * kTileWords)
-          mid[e] = keep[i];
-      }
-    }
-  }
-}
-
 bool aligned(const void* p, size_t pitch, size_t n) {
   return reinterpret_cast<uintptr_t>(p) % n == 0 && pitch % n == 0;
 }
 
-template <int C, int R>
-constexpr size_t shared_bytes(int rows) {
-  return static_cast<size_t>(rows) * Strip<C, R>::kStaged * sizeof(uint32_t) +
-         static_cast<size_t>(rows + 2 * R) * kTileWords * sizeof(uint2);
-}
-
-// Blocks of `kernel` that run at once on the current device (SMs times
-// blocks an SM), asked once a device and kernel (KernelTag: one cache per
-// kernel instance; their pointer types are all the same).
-template <class KernelTag, class Kernel>
-Status resident_blocks(Kernel kernel, size_t shared, int* out) {
-  constexpr int kDevices = 64;
-  static std::atomic<int> cache[kDevices];
-  int dev = 0;
-  CUDAFX_CUDA_TRY(cudaGetDevice(&dev));
-  if (dev >= 0 && dev < kDevices && (*out = cache[dev].load(std::memory_order_relaxed)) > 0)
-    return Status::ok();
-  int sms = 0, per_sm = 0;
-  CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDAFX_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared));
-  *out = std::max(1, sms * per_sm);
-  if (dev >= 0 && dev < kDevices)
-    cache[dev].store(*out, std::memory_order_relaxed);
-  return Status::ok();
+constexpr size_t shared_bytes(int C, int R, int tile_h) {
+  const int halo = (R * C + 15) / 16 * 16;
+  const int staged = kTileWords + 2 * halo / 4;
+  const size_t rows = tile_h + 2 * R;
+  return rows * staged * sizeof(uint32_t) + rows * kTileWords * sizeof(uint2);
 }
 
 template <int C, int R>
 Status launch(const FixedArgs& a, cudaStream_t stream) {
-  constexpr int kRowsAStep = 32;
-  constexpr size_t kShared = shared_bytes<C, R>(kRowsAStep);
-  static_assert(kShared <= kSharedLimit, "fixed-point strip exceeds 48 KB of shared memory");
-  auto kernel = gaussian_fixed_kernel<C, R, kRowsAStep>;
-  int resident = 0;
-  CUDAFX_TRY((resident_blocks<Strip<C, R>>(kernel, kShared, &resident)));
-  // As many stretches a strip as fill the GPU once, none shorter than one
-  // step of rows (its 2R-row window would cost more than its rows).
-  const int strips = (a.row_bytes + kTileWords * 4 - 1) / (kTileWords * 4);
-  const int stretches =
-      std::max(1, std::min(resident / strips, (a.height + kRowsAStep - 1) / kRowsAStep));
-  kernel<<<dim3(strips, stretches), kThreads, kShared, stream>>>(a, stretches);
+  constexpr int kTileH = 32;
+  constexpr size_t kShared = shared_bytes(C, R, kTileH);
+  static_assert(kShared <= kSharedLimit, "fixed-point tile exceeds 48 KB of shared memory");
+  const dim3 grid((a.row_bytes + kTileWords * 4 - 1) / (kTileWords * 4),
+                  (a.height + kTileH - 1) / kTileH);
+  gaussian_fixed_kernel<C, R, kTileH><<<grid, kThreads, kShared, stream>>>(a);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
