@@ -130,11 +130,17 @@ __global__ void __launch_bounds__(kThreads)
   // Stage: a tile away from every edge needs no border rule (one test a block).
   const bool inside = a.src_vectors && g0 >= 0 && g0 + kStaged * 4 <= a.row_bytes &&
                       y0 - R >= 0 && y0 + TH + R <= a.height;
-  for (int item = threadIdx.x; item < kRows * kChunks; item += kThreads) {
-    const int r = item / kChunks, q = item - r * kChunks;
-    const int y = y0 - R + r;
-    stage_chunk<C>(a, inside ? y : border_index(y, a.height, a.border), g0 + 16 * q,
-                   raw + r * kStaged + 4 * q, inside);
+  // Each thread keeps one chunk column and steps down the rows (no division
+  // an item).
+  constexpr int kRowStep = kThreads / kChunks;
+  static_assert(kRowStep >= 1, "a staged row has more chunks than the block has threads");
+  if (threadIdx.x < kRowStep * kChunks) {
+    const int q = threadIdx.x % kChunks;
+    for (int r = threadIdx.x / kChunks; r < kRows; r += kRowStep) {
+      const int y = y0 - R + r;
+      stage_chunk<C>(a, inside ? y : border_index(y, a.height, a.border), g0 + 16 * q,
+                     raw + r * kStaged + 4 * q, inside);
+    }
   }
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -200,8 +206,9 @@ __global__ void __launch_bounds__(kThreads)
     // The centre: dp2a of each 16-bit lane with the tap in one byte (the
     // other 0); a centre of 256 (no other taps) is 255 + 1.
     const uint2 c = v[j + R];
-    uint32_t s0 = __dp2a_lo(c.x, a.qy0_lo, 0u), s2 = __dp2a_lo(c.x, a.qy0_hi, 0u);
-    uint32_t s1 = __dp2a_lo(c.y, a.qy0_lo, 0u), s3 = __dp2a_lo(c.y, a.qy0_hi, 0u);
+    // gaussian_fixed_round's + 2^15 starts every sum.
+    uint32_t s0 = __dp2a_lo(c.x, a.qy0_lo, kHalf), s2 = __dp2a_lo(c.x, a.qy0_hi, kHalf);
+    uint32_t s1 = __dp2a_lo(c.y, a.qy0_lo, kHalf), s3 = __dp2a_lo(c.y, a.qy0_hi, kHalf);
     if (a.qy0_extra) {
       s0 += c.x & 0xFFFFu;
       s2 += c.x >> 16;
@@ -217,9 +224,9 @@ __global__ void __launch_bounds__(kThreads)
       s1 = __dp2a_lo(__byte_perm(u.y, d.y, 0x5410), q, s1);
       s3 = __dp2a_lo(__byte_perm(u.y, d.y, 0x7632), q, s3);
     }
-    // gaussian_fixed_round: + 2^15, then byte 2 of each sum (< 2^24).
-    const uint32_t lo = __byte_perm(s0 + kHalf, s1 + kHalf, 0x0062);
-    const uint32_t hi = __byte_perm(s2 + kHalf, s3 + kHalf, 0x0062);
+    // The rounded byte: byte 2 of each sum (< 2^24).
+    const uint32_t lo = __byte_perm(s0, s1, 0x0062);
+    const uint32_t hi = __byte_perm(s2, s3, 0x0062);
     const uint32_t out = __byte_perm(lo, hi, 0x5410);
     uint8_t* dst = a.dst + static_cast<size_t>(y) * a.dst_pitch + gb;
     if (words) {
