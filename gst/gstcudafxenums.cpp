@@ -113,6 +113,18 @@ gst_cuda_harris_shape_get_type (void)
 }
 
 GType
+gst_cuda_greyworld_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_GREYWORLD_FRAME, "Each frame balanced by its own means", "frame"},
+    {GST_CUDA_GREYWORLD_SMOOTH, "Means averaged over time (time-constant)", "smooth"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaGreyWorldMode", values);
+}
+
+GType
 gst_cuda_text_halign_get_type (void)
 {
   static GType type = 0;

@@ -76,6 +76,15 @@ typedef enum
 #define GST_TYPE_CUDA_HARRIS_SHAPE (gst_cuda_harris_shape_get_type ())
 GType gst_cuda_harris_shape_get_type (void);
 
+/* cudagreyworld's `mode`. */
+typedef enum
+{
+  GST_CUDA_GREYWORLD_FRAME,
+  GST_CUDA_GREYWORLD_SMOOTH,
+} GstCudaGreyWorldMode;
+#define GST_TYPE_CUDA_GREYWORLD_MODE (gst_cuda_greyworld_mode_get_type ())
+GType gst_cuda_greyworld_mode_get_type (void);
+
 /* cudatextoverlay's enums: textoverlay's and timeoverlay's values and nicks,
  * so that launch lines and numbers written for them mean the same here. */
 typedef enum

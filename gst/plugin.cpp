@@ -5,6 +5,7 @@
 #include "gstcudadeltadec.h"
 #include "gstcudadeltaenc.h"
 #include "gstcudagaussian.h"
+#include "gstcudagreyworld.h"
 #include "gstcudaharris.h"
 #include "gstcudaupscale.h"
 #if HAVE_TEXT
@@ -26,6 +27,7 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (cudagaussian, plugin);
   ok |= GST_ELEMENT_REGISTER (cudaupscale, plugin);
   ok |= GST_ELEMENT_REGISTER (cudaharris, plugin);
+  ok |= GST_ELEMENT_REGISTER (cudagreyworld, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltaenc, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltadec, plugin);
 #if HAVE_TEXT

@@ -1,0 +1,174 @@
+// cudagreyworld through GstHarness: the op's bytes in frame mode; smoothing
+// with the weight from the buffers' running times and the time constant;
+// restart after a flush and on DISCONT; mode changed while playing; GRAY8
+// refused; frames in CUDA memory equal to the CPU backend and staying there.
+#include <gst/check/gstharness.h>
+#include <gst/gst.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "cudafx/greyworld.hpp"
+#include "support/gpu.hpp"
+#include "support/gst_env.hpp"
+#include "support/gst_frames.hpp"
+#include "support/harness.hpp"
+#include "support/host_image.hpp"
+
+using namespace cudafx;
+using namespace testing_support;
+
+namespace {
+
+// A frame with a colour cast: channel means far apart.
+HostImage cast_frame(const ImageDesc& d, uint32_t seed, int shift) {
+  HostImage img(d);
+  std::mt19937 rng(seed);
+  const FormatInfo& fi = format_info(d.format);
+  for (int p = 0; p < fi.n_planes; p++) {
+    const PlaneView v = img.view().plane(p);
+    const int C = fi.planes[p].channels;
+    for (int y = 0; y < v.height; y++)
+      for (int x = 0; x < v.width * C; x++)
+        v.data[static_cast<size_t>(y) * v.pitch + x] =
+            static_cast<uint8_t>(30 + 40 * ((x % C + shift) % 3) + rng() % 100);
+  }
+  return img;
+}
+
+// The op on the CPU, frame after frame with the given weights.
+class Reference {
+ public:
+  explicit Reference(const ImageDesc& d) { EXPECT_TRUE(GreyWorldOp::create(Backend::Cpu, d, &op_).is_ok()); }
+  HostImage run(const HostImage& src, double weight) {
+    HostImage out(src.desc());
+    out.copy_from(src.view());
+    EXPECT_TRUE(op_->submit(nullptr, out.view(), weight).is_ok());
+    return out;
+  }
+  void reset() { op_->reset(); }
+
+ private:
+  std::unique_ptr<GreyWorldOp> op_;
+};
+
+HostImage push_at(GstHarness* h, const HostImage& img, GstClockTime pts, bool discont = false) {
+  GstBuffer* b = buffer_from_image(img);
+  GST_BUFFER_PTS(b) = pts;
+  if (discont)
+    GST_BUFFER_FLAG_SET(b, GST_BUFFER_FLAG_DISCONT);
+  EXPECT_EQ(gst_harness_push(h, b), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h);
+  HostImage got;
+  EXPECT_TRUE(out && image_from_buffer(out, img.desc(), &got));
+  if (out)
+    gst_buffer_unref(out);
+  return got;
+}
+
+double weight_for(double dt, double tau) { return -std::expm1(-dt / tau); }
+
+}  // namespace
+
+TEST(GreyWorldElement, FrameModeIsTheOp) {
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::BGR, PixelFormat::NV12, PixelFormat::I420}) {
+    const ImageDesc d{f, 67, 45};
+    GstHarness* h = harness_with("cudagreyworld", "backend=cpu");
+    const std::string caps = caps_string(d);
+    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    Reference ref(d);
+    for (int i = 0; i < 3; i++) {
+      const HostImage src = cast_frame(d, 10 + i, i);
+      const HostImage got = push_at(h, src, i * GST_SECOND / 30);
+      EXPECT_TRUE(bytes_equal(got.view(), ref.run(src, 1.0).view())) << format_info(f).name << i;
+      EXPECT_FALSE(bytes_equal(got.view(), src.view()));
+    }
+    gst_harness_teardown(h);
+  }
+}
+
+// mode=smooth: the first frame by its own means, then each moving them by
+// 1 - exp(-dt / time-constant), dt from the running times; a DISCONT buffer
+// and a flush start afresh.
+TEST(GreyWorldElement, SmoothModeFollowsTheRunningTime) {
+  const ImageDesc d{PixelFormat::RGBx, 40, 30};
+  GstHarness* h = harness_with("cudagreyworld", "backend=cpu mode=smooth time-constant=0.5");
+  const std::string caps = caps_string(d);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  Reference ref(d);
+  const GstClockTime pts[] = {0, GST_SECOND / 10, GST_SECOND / 10 + GST_SECOND / 4};
+  for (int i = 0; i < 3; i++) {
+    const HostImage src = cast_frame(d, 20 + i, i);
+    const double w = i == 0 ? 1.0 : weight_for(static_cast<double>(pts[i] - pts[i - 1]) / GST_SECOND, 0.5);
+    EXPECT_TRUE(bytes_equal(push_at(h, src, pts[i]).view(), ref.run(src, w).view())) << i;
+  }
+  HostImage src = cast_frame(d, 30, 1);
+  ref.reset();
+  EXPECT_TRUE(bytes_equal(push_at(h, src, GST_SECOND, true).view(), ref.run(src, 1.0).view()))
+      << "DISCONT";
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  GstSegment seg;
+  gst_segment_init(&seg, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&seg)));
+  src = cast_frame(d, 31, 2);
+  ref.reset();
+  EXPECT_TRUE(bytes_equal(push_at(h, src, 2 * GST_SECOND).view(), ref.run(src, 1.0).view()))
+      << "after a flush";
+  gst_harness_teardown(h);
+}
+
+// Switching to smooth while playing applies from the next buffer on, with
+// the average continuing from the frames before.
+TEST(GreyWorldElement, ModeChangedWhilePlaying) {
+  const ImageDesc d{PixelFormat::Y444, 24, 16};
+  GstHarness* h = harness_with("cudagreyworld", "backend=cpu time-constant=1");
+  const std::string caps = caps_string(d);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  Reference ref(d);
+  HostImage a = cast_frame(d, 40, 0), b = cast_frame(d, 41, 2);
+  EXPECT_TRUE(bytes_equal(push_at(h, a, 0).view(), ref.run(a, 1.0).view()));
+  g_object_set(h->element, "mode", 1, nullptr);
+  EXPECT_TRUE(bytes_equal(push_at(h, b, GST_SECOND / 2).view(),
+                          ref.run(b, weight_for(0.5, 1.0)).view()));
+  gst_harness_teardown(h);
+}
+
+TEST(GreyWorldElement, Gray8IsRefused) {
+  GstHarness* h = harness_with("cudagreyworld", "backend=cpu");
+  const ImageDesc d{PixelFormat::GRAY8, 8, 8};
+  const std::string caps = caps_string(d);
+  gst_harness_set_src_caps_str(h, caps.c_str());
+  HostImage img(d);
+  img.fill_random(1);
+  EXPECT_EQ(gst_harness_push(h, buffer_from_image(img)), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown(h);
+}
+
+// CUDA memory in and out: the CPU backend's bytes, frame after frame
+// (smoothed state on the device), the frames never leaving the GPU.
+TEST(GreyWorldElement, CudaMemoryChain) {
+  SKIP_WITHOUT_GPU();
+  SKIP_UNLESS_GPU_READY(have_element("cudaupload") && have_element("cudadownload"),
+                        "nvcodec's cudaupload/cudadownload are not available");
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::NV12, PixelFormat::I420}) {
+    const ImageDesc d{f, 333, 211};
+    GstHarness* h = harness_parse(
+        "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudagreyworld name=g0 backend=cuda "
+        "mode=smooth ! cudadownload");
+    const std::string caps = caps_string(d);
+    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    Reference ref(d);
+    for (int i = 0; i < 3; i++) {
+      const HostImage src = cast_frame(d, 50 + i, i);
+      const double w = i == 0 ? 1.0 : weight_for(1.0 / 30, 1.0);
+      EXPECT_TRUE(bytes_equal(push_at(h, src, i * GST_SECOND / 30).view(), ref.run(src, w).view()))
+          << format_info(f).name << " " << i;
+    }
+    EXPECT_EQ(negotiated_memory(h), "CC");
+    gst_harness_teardown(h);
+  }
+}
