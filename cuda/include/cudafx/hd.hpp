@@ -31,6 +31,36 @@ CUDAFX_HD float add_rn(float a, float b) {
 #endif
 }
 
+// The same for double (the grey-world op's statistics): one rounding each.
+CUDAFX_HD double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+CUDAFX_HD double sub_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+CUDAFX_HD double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+CUDAFX_HD double div_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
 // a * b + c with one rounding.
 CUDAFX_HD float fma_rn(float a, float b, float c) {
 #if defined(__CUDA_ARCH__)

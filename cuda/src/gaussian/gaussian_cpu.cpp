@@ -5,17 +5,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/cpu_clones.hpp"
 #include "cudafx/gaussian.hpp"
 #include "cudafx/parallel.hpp"
 #include "gaussian/gaussian_fixed.hpp"
-
-// The hot loops are cloned for x86-64-v3 (AVX2 + FMA) and chosen at load
-// time; the baseline clone computes the same values (std::fma is exact).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CUDAFX_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define CUDAFX_CPU_CLONES
-#endif
 
 namespace cudafx {
 namespace {

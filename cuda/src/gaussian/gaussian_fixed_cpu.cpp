@@ -7,13 +7,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/cpu_clones.hpp"
 #include "gaussian/gaussian_fixed.hpp"
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CUDAFX_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define CUDAFX_CPU_CLONES
-#endif
 
 namespace cudafx {
 namespace {

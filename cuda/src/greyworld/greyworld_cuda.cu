@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "common/cuda_check.hpp"
 #include "cudafx/greyworld.hpp"
@@ -149,34 +150,31 @@ Status GreyWorldOp::submit_cuda(StreamHandle stream, const ImageView& frame, dou
     t.offset[i] = c.offset;
     t.pixels[i] = static_cast<unsigned long long>(v.width) * v.height;
   }
-  for (int p = 0; p < kMaxPlanes; p++) {
-    if (!used[p])
-      continue;
-    const dim3 grid(1, std::min(planes[p].height, kMaxGridY));
-    unsigned long long* lanes = dev->lanes[p];
-    switch (channels[p]) {
-      case 1: sum_plane<1><<<grid, kThreads, 0, s>>>(planes[p], lanes); break;
-      case 2: sum_plane<2><<<grid, kThreads, 0, s>>>(planes[p], lanes); break;
-      case 3: sum_plane<3><<<grid, kThreads, 0, s>>>(planes[p], lanes); break;
-      default: sum_plane<4><<<grid, kThreads, 0, s>>>(planes[p], lanes); break;
+  // A block a row (rows past the grid's limit strided) for every plane
+  // with balanced channels, the kernel instance for its bytes a pixel.
+  auto per_plane = [&](auto launch) -> Status {
+    for (int p = 0; p < kMaxPlanes; p++) {
+      if (!used[p])
+        continue;
+      const dim3 grid(1, std::min(planes[p].height, kMaxGridY));
+      switch (channels[p]) {
+        case 1: launch(std::integral_constant<int, 1>(), grid, p); break;
+        case 2: launch(std::integral_constant<int, 2>(), grid, p); break;
+        case 3: launch(std::integral_constant<int, 3>(), grid, p); break;
+        default: launch(std::integral_constant<int, 4>(), grid, p); break;
+      }
+      CUDAFX_CUDA_TRY(cudaGetLastError());
     }
-    CUDAFX_CUDA_TRY(cudaGetLastError());
-  }
+    return Status::ok();
+  };
+  CUDAFX_TRY(per_plane([&](auto c, dim3 grid, int p) {
+    sum_plane<decltype(c)::value><<<grid, kThreads, 0, s>>>(planes[p], dev->lanes[p]);
+  }));
   make_tables<<<1, kThreads, 0, s>>>(t);
   CUDAFX_CUDA_TRY(cudaGetLastError());
-  for (int p = 0; p < kMaxPlanes; p++) {
-    if (!used[p])
-      continue;
-    const dim3 grid(1, std::min(planes[p].height, kMaxGridY));
-    switch (channels[p]) {
-      case 1: apply_tables<1><<<grid, kThreads, 0, s>>>(planes[p], dev); break;
-      case 2: apply_tables<2><<<grid, kThreads, 0, s>>>(planes[p], dev); break;
-      case 3: apply_tables<3><<<grid, kThreads, 0, s>>>(planes[p], dev); break;
-      default: apply_tables<4><<<grid, kThreads, 0, s>>>(planes[p], dev); break;
-    }
-    CUDAFX_CUDA_TRY(cudaGetLastError());
-  }
-  return Status::ok();
+  return per_plane([&](auto c, dim3 grid, int p) {
+    apply_tables<decltype(c)::value><<<grid, kThreads, 0, s>>>(planes[p], dev);
+  });
 }
 
 }  // namespace cudafx
