@@ -5,6 +5,7 @@
 #include "cudafx/greyworld.hpp"
 #include "cudafx/greyworld_math.hpp"
 #include "cudafx/parallel.hpp"
+#include "greyworld/greyworld_lanes.hpp"
 
 namespace cudafx {
 
@@ -100,29 +101,16 @@ Status GreyWorldOp::submit_cpu(const ImageView& frame, double weight) {
     counts[i] = static_cast<uint64_t>(p.width) * p.height;
   }
   greyworld_smooth(sums, counts, layout_.count, weight, reset_, means_);
-  uint8_t table[3][256];
+  uint8_t table[kMaxLaneTables][256];
   for (int i = 0; i < layout_.count; i++)
     for (int v = 0; v < 256; v++)
       table[i][v] = greyworld_table_value(layout_.rgb, means_, i, v);
 
   // Apply: every byte of a balanced channel through its table.
-  for (int i = 0; i < layout_.count; i++) {
-    const GreyWorldChannel& c = layout_.ch[i];
-    const PlaneView p = frame.plane(c.plane);
-    const uint8_t* t = table[i];
-    const int n = std::min(bands, p.height);
-    parallel_for(n, [&](int band, int) {
-      const int y0 = static_cast<int>(static_cast<long>(p.height) * band / n);
-      const int y1 = static_cast<int>(static_cast<long>(p.height) * (band + 1) / n);
-      for (int y = y0; y < y1; y++) {
-        uint8_t* row = p.data + static_cast<size_t>(y) * p.pitch + c.offset;
-        for (int x = 0; x < p.width; x++) {
-          uint8_t& b = row[static_cast<size_t>(x) * c.channels];
-          b = t[b];
-        }
-      }
-    });
-  }
+  LaneMap maps[kMaxPlanes];
+  for (int p = 0; p < kMaxPlanes; p++)
+    if (greyworld_lane_map(layout_, p, &maps[p]))
+      apply_lane_tables_cpu(frame.plane(p), maps[p], table);
   return Status::ok();
 }
 

@@ -9,16 +9,17 @@
 //   3. a one-block kernel: the smoothed means (kept on the device between
 //      frames) and the 256-entry table of each channel, by greyworld_math.hpp,
 //      as the CPU computes them;
-//   4. per plane, the tables applied to the balanced bytes in place.
+//   4. per plane, the tables applied to the balanced bytes in place
+//      (common/lane_tables).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "common/cuda_check.hpp"
 #include "cudafx/greyworld.hpp"
 #include "cudafx/greyworld_math.hpp"
+#include "greyworld/greyworld_lanes.hpp"
 
 namespace cudafx {
 namespace {
@@ -30,14 +31,13 @@ constexpr int kMaxGridY = 65535;
 struct GreyWorldDevice {
   unsigned long long lanes[kMaxPlanes][4];  // byte sums per plane and lane
   double means[3];                          // smoothed means
-  uint8_t table[3][256];
+  uint8_t table[kMaxLaneTables][256];
 };
 
 struct PlaneArgs {
   uint8_t* data;
   size_t pitch;
   int width, height;
-  int lane_table[4];  // table of each byte lane, -1: not balanced
 };
 
 template <int C>
@@ -94,22 +94,6 @@ __global__ void __launch_bounds__(kThreads) make_tables(TableArgs a) {
     a.dev->table[i][threadIdx.x] = greyworld_table_value(a.rgb != 0, means, i, threadIdx.x);
 }
 
-template <int C>
-__global__ void __launch_bounds__(kThreads) apply_tables(PlaneArgs p, const GreyWorldDevice* dev) {
-  __shared__ uint8_t table[3][256];
-  for (int i = threadIdx.x; i < 3 * 256; i += kThreads)
-    table[i / 256][i % 256] = dev->table[i / 256][i % 256];
-  __syncthreads();
-  for (int y = blockIdx.y; y < p.height; y += gridDim.y) {
-    uint8_t* row = p.data + static_cast<size_t>(y) * p.pitch;
-    for (int x = threadIdx.x; x < p.width; x += kThreads)
-#pragma unroll
-      for (int c = 0; c < C; c++)
-        if (p.lane_table[c] >= 0)
-          row[x * C + c] = table[p.lane_table[c]][row[x * C + c]];
-  }
-}
-
 }  // namespace
 
 Status GreyWorldOp::prepare_cuda() {
@@ -122,13 +106,6 @@ Status GreyWorldOp::submit_cuda(StreamHandle stream, const ImageView& frame, dou
   auto* dev = static_cast<GreyWorldDevice*>(device_.get());
   CUDAFX_CUDA_TRY(cudaMemsetAsync(dev->lanes, 0, sizeof(dev->lanes), s));
 
-  // The planes that hold balanced channels, each with its lanes' tables.
-  PlaneArgs planes[kMaxPlanes];
-  bool used[kMaxPlanes] = {false, false, false};
-  for (int p = 0; p < kMaxPlanes; p++)
-    for (int c = 0; c < 4; c++)
-      planes[p].lane_table[c] = -1;
-  int channels[kMaxPlanes] = {0, 0, 0};
   TableArgs t{};
   t.dev = dev;
   t.count = layout_.count;
@@ -138,43 +115,35 @@ Status GreyWorldOp::submit_cuda(StreamHandle stream, const ImageView& frame, dou
   for (int i = 0; i < layout_.count; i++) {
     const GreyWorldChannel& c = layout_.ch[i];
     const PlaneView v = frame.plane(c.plane);
-    PlaneArgs& a = planes[c.plane];
-    a.data = v.data;
-    a.pitch = v.pitch;
-    a.width = v.width;
-    a.height = v.height;
-    a.lane_table[c.offset] = i;
-    used[c.plane] = true;
-    channels[c.plane] = c.channels;
     t.plane[i] = c.plane;
     t.offset[i] = c.offset;
     t.pixels[i] = static_cast<unsigned long long>(v.width) * v.height;
   }
-  // A block a row (rows past the grid's limit strided) for every plane
-  // with balanced channels, the kernel instance for its bytes a pixel.
-  auto per_plane = [&](auto launch) -> Status {
-    for (int p = 0; p < kMaxPlanes; p++) {
-      if (!used[p])
-        continue;
-      const dim3 grid(1, std::min(planes[p].height, kMaxGridY));
-      switch (channels[p]) {
-        case 1: launch(std::integral_constant<int, 1>(), grid, p); break;
-        case 2: launch(std::integral_constant<int, 2>(), grid, p); break;
-        case 3: launch(std::integral_constant<int, 3>(), grid, p); break;
-        default: launch(std::integral_constant<int, 4>(), grid, p); break;
-      }
-      CUDAFX_CUDA_TRY(cudaGetLastError());
+  // Sums of every plane with balanced channels: a block a row (rows past
+  // the grid's limit strided), the kernel instance for its bytes a pixel.
+  for (int p = 0; p < kMaxPlanes; p++) {
+    LaneMap map;
+    if (!greyworld_lane_map(layout_, p, &map))
+      continue;
+    const PlaneView v = frame.plane(p);
+    const PlaneArgs a{v.data, v.pitch, v.width, v.height};
+    const dim3 grid(1, std::min(v.height, kMaxGridY));
+    switch (map.channels) {
+      case 1: sum_plane<1><<<grid, kThreads, 0, s>>>(a, dev->lanes[p]); break;
+      case 2: sum_plane<2><<<grid, kThreads, 0, s>>>(a, dev->lanes[p]); break;
+      case 3: sum_plane<3><<<grid, kThreads, 0, s>>>(a, dev->lanes[p]); break;
+      default: sum_plane<4><<<grid, kThreads, 0, s>>>(a, dev->lanes[p]); break;
     }
-    return Status::ok();
-  };
-  CUDAFX_TRY(per_plane([&](auto c, dim3 grid, int p) {
-    sum_plane<decltype(c)::value><<<grid, kThreads, 0, s>>>(planes[p], dev->lanes[p]);
-  }));
+    CUDAFX_CUDA_TRY(cudaGetLastError());
+  }
   make_tables<<<1, kThreads, 0, s>>>(t);
   CUDAFX_CUDA_TRY(cudaGetLastError());
-  return per_plane([&](auto c, dim3 grid, int p) {
-    apply_tables<decltype(c)::value><<<grid, kThreads, 0, s>>>(planes[p], dev);
-  });
+  for (int p = 0; p < kMaxPlanes; p++) {
+    LaneMap map;
+    if (greyworld_lane_map(layout_, p, &map))
+      CUDAFX_TRY(apply_lane_tables_cuda(frame.plane(p), map, &dev->table[0][0], stream));
+  }
+  return Status::ok();
 }
 
 }  // namespace cudafx
