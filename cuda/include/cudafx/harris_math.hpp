@@ -9,17 +9,12 @@
 #include <cstring>
 
 #include "cudafx/hd.hpp"
+#include "cudafx/rgb_luma.hpp"
 
 namespace cudafx {
 
-// OpenCV 4.6's 8-bit RGB -> grey: 15-bit BT.601 coefficients summing to 2^15.
-constexpr int kHarrisLumaR = 9798, kHarrisLumaG = 19235, kHarrisLumaB = 3735;
-constexpr int kHarrisLumaShift = 15;
-
-CUDAFX_HD int harris_luma(int r, int g, int b) {
-  return (r * kHarrisLumaR + g * kHarrisLumaG + b * kHarrisLumaB + (1 << (kHarrisLumaShift - 1))) >>
-         kHarrisLumaShift;
-}
+// The grey value of an RGB pixel: OpenCV 4.6's 8-bit RGB -> grey.
+CUDAFX_HD int harris_luma(int r, int g, int b) { return luma_bt601(r, g, b); }
 
 // Integer to float, rounded to nearest (ties to even) on both sides.
 CUDAFX_HD float harris_to_float(long long v) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cudafx/harris.hpp"
+#include "cudafx/rgb_luma.hpp"
 
 namespace cudafx {
 namespace {
@@ -25,24 +26,10 @@ std::string num(float v) {
 }
 
 HarrisLuma luma_of(PixelFormat f) {
-  switch (f) {
-    case PixelFormat::RGBA:
-    case PixelFormat::RGBx:
-      return {4, 0, 1, 2};
-    case PixelFormat::BGRA:
-    case PixelFormat::BGRx:
-      return {4, 2, 1, 0};
-    case PixelFormat::ARGB:
-      return {4, 1, 2, 3};
-    case PixelFormat::ABGR:
-      return {4, 3, 2, 1};
-    case PixelFormat::RGB:
-      return {3, 0, 1, 2};
-    case PixelFormat::BGR:
-      return {3, 2, 1, 0};
-    default:  // GRAY8 and the Y plane of YUV formats
-      return {1, -1, -1, -1};
-  }
+  RgbBytes rgb;
+  if (!rgb_bytes(f, &rgb))
+    return {1, -1, -1, -1};  // GRAY8 and the Y plane of YUV formats
+  return {rgb.channels, rgb.r, rgb.g, rgb.b};
 }
 
 }  // namespace
