@@ -113,15 +113,28 @@ gst_cuda_harris_shape_get_type (void)
 }
 
 GType
-gst_cuda_greyworld_mode_get_type (void)
+gst_cuda_fx_stats_mode_get_type (void)
 {
   static GType type = 0;
   static const GEnumValue values[] = {
-    {GST_CUDA_GREYWORLD_FRAME, "Each frame balanced by its own means", "frame"},
-    {GST_CUDA_GREYWORLD_SMOOTH, "Means averaged over time (time-constant)", "smooth"},
+    {GST_CUDA_FX_STATS_FRAME, "Each frame by its own statistics", "frame"},
+    {GST_CUDA_FX_STATS_SMOOTH, "Statistics averaged over time (time-constant)", "smooth"},
     {0, nullptr, nullptr},
   };
-  return register_enum (&type, "GstCudaGreyWorldMode", values);
+  return register_enum (&type, "GstCudaFxStatsMode", values);
+}
+
+GType
+gst_cuda_auto_contrast_channels_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_AUTO_CONTRAST_PER_CHANNEL, "RGB: each colour channel by its own levels",
+        "per-channel"},
+    {GST_CUDA_AUTO_CONTRAST_LUMA, "RGB: R, G and B by the levels of the luma", "luma"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaAutoContrastChannels", values);
 }
 
 GType

@@ -76,14 +76,24 @@ typedef enum
 #define GST_TYPE_CUDA_HARRIS_SHAPE (gst_cuda_harris_shape_get_type ())
 GType gst_cuda_harris_shape_get_type (void);
 
-/* cudagreyworld's `mode`. */
+/* cudagreyworld's and cudaautocontrast's `mode`: statistics of each frame,
+ * or averaged over time (gstcudafxsmoothing.h). */
 typedef enum
 {
-  GST_CUDA_GREYWORLD_FRAME,
-  GST_CUDA_GREYWORLD_SMOOTH,
-} GstCudaGreyWorldMode;
-#define GST_TYPE_CUDA_GREYWORLD_MODE (gst_cuda_greyworld_mode_get_type ())
-GType gst_cuda_greyworld_mode_get_type (void);
+  GST_CUDA_FX_STATS_FRAME,
+  GST_CUDA_FX_STATS_SMOOTH,
+} GstCudaFxStatsMode;
+#define GST_TYPE_CUDA_FX_STATS_MODE (gst_cuda_fx_stats_mode_get_type ())
+GType gst_cuda_fx_stats_mode_get_type (void);
+
+/* cudaautocontrast's `channels`. */
+typedef enum
+{
+  GST_CUDA_AUTO_CONTRAST_PER_CHANNEL,
+  GST_CUDA_AUTO_CONTRAST_LUMA,
+} GstCudaAutoContrastChannels;
+#define GST_TYPE_CUDA_AUTO_CONTRAST_CHANNELS (gst_cuda_auto_contrast_channels_get_type ())
+GType gst_cuda_auto_contrast_channels_get_type (void);
 
 /* cudatextoverlay's enums: textoverlay's and timeoverlay's values and nicks,
  * so that launch lines and numbers written for them mean the same here. */

@@ -27,12 +27,11 @@
  */
 #include "gstcudagreyworld.h"
 
-#include <algorithm>
-#include <cmath>
 #include <memory>
 
 #include "cudafx/greyworld.hpp"
 #include "gstcudafxenums.h"
+#include "gstcudafxsmoothing.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_grey_world_debug);
 #define GST_CAT_DEFAULT gst_cuda_grey_world_debug
@@ -44,7 +43,7 @@ enum
   PROP_TIME_CONSTANT,
 };
 
-#define DEFAULT_MODE GST_CUDA_GREYWORLD_FRAME
+#define DEFAULT_MODE GST_CUDA_FX_STATS_FRAME
 #define DEFAULT_TIME_CONSTANT 1.0
 #define MIN_TIME_CONSTANT 0.001
 #define MAX_TIME_CONSTANT 3600.0
@@ -52,15 +51,15 @@ enum
 struct GstCudaGreyWorldState
 {
   /* properties, under the object lock */
-  GstCudaGreyWorldMode mode = DEFAULT_MODE;
+  GstCudaFxStatsMode mode = DEFAULT_MODE;
   double time_constant = DEFAULT_TIME_CONSTANT;
 
   /* streaming thread */
   std::unique_ptr < cudafx::GreyWorldOp > op;
   GstVideoInfo info;
+  GstCudaFxSmoothing smoothing;
   double weight = 1.0;          /* this buffer's, from before_transform */
-  bool restart = true;          /* the next frame starts the average */
-  GstClockTime last_running_time = GST_CLOCK_TIME_NONE;
+  bool restart = true;          /* this buffer starts the average afresh */
 };
 
 struct _GstCudaGreyWorld
@@ -78,12 +77,11 @@ gst_cuda_grey_world_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConfig
 {
   GstCudaGreyWorldState *st = GST_CUDA_GREY_WORLD (filter)->state;
   st->info = *config.in_info;
-  st->restart = true;
+  st->smoothing.restart ();
   return cudafx::GreyWorldOp::create (config.backend, config.in, &st->op);
 }
 
-/* The share of this buffer's means in the average: 1 in frame mode and to
- * start the average; else 1 - exp(-dt / time-constant). */
+/* This buffer's share in the averaged means (gstcudafxsmoothing.h). */
 static void
 gst_cuda_grey_world_before_transform (GstBaseTransform * trans, GstBuffer * buffer)
 {
@@ -92,31 +90,10 @@ gst_cuda_grey_world_before_transform (GstBaseTransform * trans, GstBuffer * buff
   GstCudaGreyWorld *self = GST_CUDA_GREY_WORLD (trans);
   GstCudaGreyWorldState *st = self->state;
   GST_OBJECT_LOCK (self);
-  const GstCudaGreyWorldMode mode = st->mode;
+  const bool smooth = st->mode == GST_CUDA_FX_STATS_SMOOTH;
   const double tau = st->time_constant;
   GST_OBJECT_UNLOCK (self);
-
-  const GstClockTime rt = gst_segment_to_running_time (&trans->segment, GST_FORMAT_TIME,
-      GST_BUFFER_PTS (buffer));
-  GstClockTime dt = GST_CLOCK_TIME_NONE;
-  if (GST_CLOCK_TIME_IS_VALID (rt) && GST_CLOCK_TIME_IS_VALID (st->last_running_time) &&
-      rt > st->last_running_time)
-    dt = rt - st->last_running_time;
-  else if (GST_BUFFER_DURATION_IS_VALID (buffer))
-    dt = GST_BUFFER_DURATION (buffer);
-  else if (GST_VIDEO_INFO_FPS_N (&st->info) > 0)
-    dt = gst_util_uint64_scale_int (GST_SECOND, GST_VIDEO_INFO_FPS_D (&st->info),
-        GST_VIDEO_INFO_FPS_N (&st->info));
-  st->last_running_time = rt;
-  if (GST_BUFFER_FLAG_IS_SET (buffer, GST_BUFFER_FLAG_DISCONT))
-    st->restart = true;
-
-  if (mode == GST_CUDA_GREYWORLD_FRAME || !GST_CLOCK_TIME_IS_VALID (dt)) {
-    st->weight = 1.0;
-  } else {
-    const double w = -std::expm1 (-static_cast < double >(dt) / GST_SECOND / tau);
-    st->weight = std::min (1.0, std::max (w, 1e-9));
-  }
+  st->weight = st->smoothing.weight (trans, buffer, &st->info, smooth, tau, &st->restart);
   GST_LOG_OBJECT (self, "weight %.6f%s", st->weight, st->restart ? " (restart)" : "");
 }
 
@@ -127,7 +104,6 @@ gst_cuda_grey_world_process_ip (GstCudaFxFilter * filter, const cudafx::ImageVie
   GstCudaGreyWorldState *st = GST_CUDA_GREY_WORLD (filter)->state;
   if (st->restart)
     st->op->reset ();
-  st->restart = false;
   return st->op->submit (stream, frame, st->weight);
 }
 
@@ -140,25 +116,14 @@ gst_cuda_grey_world_teardown (GstCudaFxFilter * filter)
 static gboolean
 gst_cuda_grey_world_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
-  GstCudaGreyWorldState *st = GST_CUDA_GREY_WORLD (trans)->state;
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_FLUSH_STOP:
-    case GST_EVENT_STREAM_START:
-      st->restart = true;
-      st->last_running_time = GST_CLOCK_TIME_NONE;
-      break;
-    default:
-      break;
-  }
+  GST_CUDA_GREY_WORLD (trans)->state->smoothing.sink_event (event);
   return GST_BASE_TRANSFORM_CLASS (gst_cuda_grey_world_parent_class)->sink_event (trans, event);
 }
 
 static gboolean
 gst_cuda_grey_world_start (GstBaseTransform * trans)
 {
-  GstCudaGreyWorldState *st = GST_CUDA_GREY_WORLD (trans)->state;
-  st->restart = true;
-  st->last_running_time = GST_CLOCK_TIME_NONE;
+  GST_CUDA_GREY_WORLD (trans)->state->smoothing.restart ();
   return GST_BASE_TRANSFORM_CLASS (gst_cuda_grey_world_parent_class)->start (trans);
 }
 
@@ -170,7 +135,7 @@ gst_cuda_grey_world_set_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODE:
-      self->state->mode = static_cast < GstCudaGreyWorldMode > (g_value_get_enum (value));
+      self->state->mode = static_cast < GstCudaFxStatsMode > (g_value_get_enum (value));
       break;
     case PROP_TIME_CONSTANT:
       self->state->time_constant = g_value_get_double (value);
@@ -227,7 +192,7 @@ gst_cuda_grey_world_class_init (GstCudaGreyWorldClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode", "Balance each frame by its own means, or by "
-          "means averaged over time", GST_TYPE_CUDA_GREYWORLD_MODE, DEFAULT_MODE, flags));
+          "means averaged over time", GST_TYPE_CUDA_FX_STATS_MODE, DEFAULT_MODE, flags));
   g_object_class_install_property (gobject_class, PROP_TIME_CONSTANT,
       g_param_spec_double ("time-constant", "Time constant",
           "mode=smooth: seconds in which the averaged means cover 63 % of a change",

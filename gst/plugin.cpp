@@ -4,6 +4,7 @@
 #include "gstcudafxconfig.h"
 #include "gstcudadeltadec.h"
 #include "gstcudadeltaenc.h"
+#include "gstcudaautocontrast.h"
 #include "gstcudagaussian.h"
 #include "gstcudagreyworld.h"
 #include "gstcudaharris.h"
@@ -28,6 +29,7 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (cudaupscale, plugin);
   ok |= GST_ELEMENT_REGISTER (cudaharris, plugin);
   ok |= GST_ELEMENT_REGISTER (cudagreyworld, plugin);
+  ok |= GST_ELEMENT_REGISTER (cudaautocontrast, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltaenc, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltadec, plugin);
 #if HAVE_TEXT

@@ -55,20 +55,6 @@ class Reference {
   std::unique_ptr<GreyWorldOp> op_;
 };
 
-HostImage push_at(GstHarness* h, const HostImage& img, GstClockTime pts, bool discont = false) {
-  GstBuffer* b = buffer_from_image(img);
-  GST_BUFFER_PTS(b) = pts;
-  if (discont)
-    GST_BUFFER_FLAG_SET(b, GST_BUFFER_FLAG_DISCONT);
-  EXPECT_EQ(gst_harness_push(h, b), GST_FLOW_OK);
-  GstBuffer* out = gst_harness_pull(h);
-  HostImage got;
-  EXPECT_TRUE(out && image_from_buffer(out, img.desc(), &got));
-  if (out)
-    gst_buffer_unref(out);
-  return got;
-}
-
 double weight_for(double dt, double tau) { return -std::expm1(-dt / tau); }
 
 }  // namespace
@@ -82,7 +68,7 @@ TEST(GreyWorldElement, FrameModeIsTheOp) {
     Reference ref(d);
     for (int i = 0; i < 3; i++) {
       const HostImage src = cast_frame(d, 10 + i, i);
-      const HostImage got = push_at(h, src, i * GST_SECOND / 30);
+      const HostImage got = push_pull_at(h, src, i * GST_SECOND / 30);
       EXPECT_TRUE(bytes_equal(got.view(), ref.run(src, 1.0).view())) << format_info(f).name << i;
       EXPECT_FALSE(bytes_equal(got.view(), src.view()));
     }
@@ -103,11 +89,11 @@ TEST(GreyWorldElement, SmoothModeFollowsTheRunningTime) {
   for (int i = 0; i < 3; i++) {
     const HostImage src = cast_frame(d, 20 + i, i);
     const double w = i == 0 ? 1.0 : weight_for(static_cast<double>(pts[i] - pts[i - 1]) / GST_SECOND, 0.5);
-    EXPECT_TRUE(bytes_equal(push_at(h, src, pts[i]).view(), ref.run(src, w).view())) << i;
+    EXPECT_TRUE(bytes_equal(push_pull_at(h, src, pts[i]).view(), ref.run(src, w).view())) << i;
   }
   HostImage src = cast_frame(d, 30, 1);
   ref.reset();
-  EXPECT_TRUE(bytes_equal(push_at(h, src, GST_SECOND, true).view(), ref.run(src, 1.0).view()))
+  EXPECT_TRUE(bytes_equal(push_pull_at(h, src, GST_SECOND, true).view(), ref.run(src, 1.0).view()))
       << "DISCONT";
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
@@ -116,7 +102,7 @@ TEST(GreyWorldElement, SmoothModeFollowsTheRunningTime) {
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&seg)));
   src = cast_frame(d, 31, 2);
   ref.reset();
-  EXPECT_TRUE(bytes_equal(push_at(h, src, 2 * GST_SECOND).view(), ref.run(src, 1.0).view()))
+  EXPECT_TRUE(bytes_equal(push_pull_at(h, src, 2 * GST_SECOND).view(), ref.run(src, 1.0).view()))
       << "after a flush";
   gst_harness_teardown(h);
 }
@@ -130,9 +116,9 @@ TEST(GreyWorldElement, ModeChangedWhilePlaying) {
   gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
   Reference ref(d);
   HostImage a = cast_frame(d, 40, 0), b = cast_frame(d, 41, 2);
-  EXPECT_TRUE(bytes_equal(push_at(h, a, 0).view(), ref.run(a, 1.0).view()));
+  EXPECT_TRUE(bytes_equal(push_pull_at(h, a, 0).view(), ref.run(a, 1.0).view()));
   g_object_set(h->element, "mode", 1, nullptr);
-  EXPECT_TRUE(bytes_equal(push_at(h, b, GST_SECOND / 2).view(),
+  EXPECT_TRUE(bytes_equal(push_pull_at(h, b, GST_SECOND / 2).view(),
                           ref.run(b, weight_for(0.5, 1.0)).view()));
   gst_harness_teardown(h);
 }
@@ -165,7 +151,7 @@ TEST(GreyWorldElement, CudaMemoryChain) {
     for (int i = 0; i < 3; i++) {
       const HostImage src = cast_frame(d, 50 + i, i);
       const double w = i == 0 ? 1.0 : weight_for(1.0 / 30, 1.0);
-      EXPECT_TRUE(bytes_equal(push_at(h, src, i * GST_SECOND / 30).view(), ref.run(src, w).view()))
+      EXPECT_TRUE(bytes_equal(push_pull_at(h, src, i * GST_SECOND / 30).view(), ref.run(src, w).view()))
           << format_info(f).name << " " << i;
     }
     EXPECT_EQ(negotiated_memory(h), "CC");

@@ -34,6 +34,20 @@ HostImage push_pull(GstHarness* h, const HostImage& img, size_t pad) {
   return out;
 }
 
+HostImage push_pull_at(GstHarness* h, const HostImage& img, GstClockTime pts, bool discont) {
+  GstBuffer* b = buffer_from_image(img);
+  GST_BUFFER_PTS(b) = pts;
+  if (discont)
+    GST_BUFFER_FLAG_SET(b, GST_BUFFER_FLAG_DISCONT);
+  EXPECT_EQ(gst_harness_push(h, b), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h);
+  HostImage got;
+  EXPECT_TRUE(out && image_from_buffer(out, img.desc(), &got));
+  if (out)
+    gst_buffer_unref(out);
+  return got;
+}
+
 std::string start_error(const std::string& pipeline) {
   GError* err = nullptr;
   GstElement* p = gst_parse_launch(pipeline.c_str(), &err);

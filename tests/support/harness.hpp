@@ -31,6 +31,11 @@ bool have_element(const char* name);
 // input's format. Failures are test failures.
 HostImage push_pull(GstHarness* h, const HostImage& img, size_t pad = 0);
 
+// Pushes `img` with PTS `pts` (and the DISCONT flag when asked), pulls one
+// frame and returns it in the input's desc. Failures are test failures.
+HostImage push_pull_at(GstHarness* h, const HostImage& img, GstClockTime pts,
+                       bool discont = false);
+
 // Sets `pipeline` (gst-launch syntax) to PLAYING, expecting it to fail, and
 // returns the message of the error it posted ("" when it started or posted
 // none within ten seconds; a test failure either way).
