@@ -1,0 +1,339 @@
+// The statistics filters of issue #17 (cudagreyworld, cudaautocontrast): the
+// ops and the elements against peers measured in the same run, and the
+// seed's CPU-vs-GPU table. Not a test: prints tables and writes a Markdown
+// report section.
+//
+// Usage: bench_filters [--out FILE] [--commit SHA] [--quick]
+//   --quick: small frames and few iterations (a smoke run without a GPU).
+#include <gst/gst.h>
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "cudafx/autocontrast.hpp"
+#include "cudafx/cuda_resources.hpp"
+#include "cudafx/greyworld.hpp"
+#include "cudafx/parallel.hpp"
+#include "report.hpp"
+#if HAVE_GSTCUDA
+#include <gst/cuda/gstcudaloader.h>
+#endif
+
+using namespace cudafx;
+using namespace bench;
+
+namespace {
+
+struct Options {
+  std::string out = "docs/benchmarks.md";
+  std::string commit = "unknown";
+  bool quick = false;
+};
+
+enum class Filter { GreyWorld, ContrastPerChannel, ContrastLuma };
+struct FilterCase {
+  Filter f;
+  const char* name;
+  const char* element;  // the element and its properties
+  const char* peer;     // what the OpenCV peer does
+};
+const FilterCase kFilters[] = {
+    {Filter::GreyWorld, "grey world", "cudagreyworld",
+     "`cv::mean` + `cv::multiply` by the gains"},
+    {Filter::ContrastPerChannel, "auto contrast, per channel", "cudaautocontrast",
+     "`cv::calcHist` per channel + levels + `cv::LUT`"},
+    {Filter::ContrastLuma, "auto contrast, luma", "cudaautocontrast channels=luma",
+     "`cv::cvtColor` to grey + `cv::calcHist` + levels + `cv::LUT`"},
+};
+
+// The op under test, either backend: one in-place call.
+struct AnyOp {
+  std::unique_ptr<GreyWorldOp> grey;
+  std::unique_ptr<AutoContrastOp> contrast;
+  AutoContrastParams params;
+  Status create(Filter f, Backend b, const ImageDesc& d) {
+    params.luma = f == Filter::ContrastLuma;
+    return f == Filter::GreyWorld ? GreyWorldOp::create(b, d, &grey)
+                                  : AutoContrastOp::create(b, d, &contrast);
+  }
+  Status submit(StreamHandle s, const ImageView& frame) {
+    return grey ? grey->submit(s, frame, 1.0) : contrast->submit(s, frame, params, 1.0);
+  }
+};
+
+// The levels of a 256-bin histogram with 0.5 % cut at each end, as a user
+// of OpenCV would compute them.
+void levels(const cv::Mat& hist, double n, int* lo, int* hi) {
+  const double k = n * 0.005;
+  double c = 0;
+  for (*lo = 0; *lo < 255 && (c += hist.at<float>(*lo)) <= k; ++*lo) {
+  }
+  c = 0;
+  for (*hi = 255; *hi > 0 && (c += hist.at<float>(*hi)) <= k; --*hi) {
+  }
+}
+
+cv::Mat stretch_lut(int lo, int hi) {
+  cv::Mat lut(1, 256, CV_8U);
+  for (int v = 0; v < 256; v++)
+    lut.at<uint8_t>(v) = hi > lo ? cv::saturate_cast<uint8_t>((v - lo) * 255.0 / (hi - lo)) : v;
+  return lut;
+}
+
+// The OpenCV peer on an RGBA frame, in place.
+void opencv_peer(Filter f, cv::Mat& m) {
+  const double n = static_cast<double>(m.total());
+  if (f == Filter::GreyWorld) {
+    const cv::Scalar mean = cv::mean(m);
+    const double grey = (mean[0] + mean[1] + mean[2]) / 3;
+    cv::multiply(m, cv::Scalar(grey / mean[0], grey / mean[1], grey / mean[2], 1.0), m);
+    return;
+  }
+  const int bins[] = {256};
+  const float range[] = {0, 256};
+  const float* ranges[] = {range};
+  cv::Mat hist;
+  if (f == Filter::ContrastLuma) {
+    cv::Mat grey;
+    cv::cvtColor(m, grey, cv::COLOR_RGBA2GRAY);
+    const int ch[] = {0};
+    cv::calcHist(&grey, 1, ch, cv::Mat(), hist, 1, bins, ranges);
+    int lo, hi;
+    levels(hist, n, &lo, &hi);
+    cv::Mat lut1 = stretch_lut(lo, hi), lut;
+    cv::Mat planes[] = {lut1, lut1, lut1, stretch_lut(0, 255)};
+    cv::merge(planes, 4, lut);
+    cv::LUT(m, lut, m);
+    return;
+  }
+  cv::Mat planes[4];
+  for (int c = 0; c < 3; c++) {
+    const int ch[] = {c};
+    cv::calcHist(&m, 1, ch, cv::Mat(), hist, 1, bins, ranges);
+    int lo, hi;
+    levels(hist, n, &lo, &hi);
+    planes[c] = stretch_lut(lo, hi);
+  }
+  planes[3] = stretch_lut(0, 255);
+  cv::Mat lut;
+  cv::merge(planes, 4, lut);
+  cv::LUT(m, lut, m);
+}
+
+struct KernelRow {
+  double cpu = -1, opencv = -1;
+  KernelTimes cuda;
+  CopyRoof roof;
+  std::string notes;
+};
+
+KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Resolution& r,
+                       const FilterCase& fc) {
+  KernelRow row;
+  const ImageDesc desc{PixelFormat::RGBA, r.w, r.h};
+  std::vector<uint8_t> src(packed_size(desc)), work(src.size());
+  fill(src);
+  const int reps = o.quick ? 2 : 9;
+  AnyOp cpu;
+  if (cpu.create(fc.f, Backend::Cpu, desc).is_ok()) {
+    const ImageView v = packed_view(desc, work.data());
+    work = src;
+    (void)cpu.submit(nullptr, v);
+    // Each call on a fresh copy of the noise (the copy is outside the time).
+    std::vector<double> t;
+    for (int i = 0; i < reps; i++) {
+      work = src;
+      const auto t0 = Clock::now();
+      (void)cpu.submit(nullptr, v);
+      t.push_back(ms_since(t0));
+    }
+    std::sort(t.begin(), t.end());
+    row.cpu = t[t.size() / 2];
+  }
+  {
+    std::vector<double> t;
+    for (int i = 0; i < reps + 1; i++) {
+      work = src;
+      cv::Mat m(r.h, r.w, CV_8UC4, work.data());
+      const auto t0 = Clock::now();
+      opencv_peer(fc.f, m);
+      if (i > 0)
+        t.push_back(ms_since(t0));
+    }
+    std::sort(t.begin(), t.end());
+    row.opencv = t[t.size() / 2];
+  }
+  if (dev.gpu) {
+    const size_t frame_bytes = packed_size(desc, kRowAlign);
+    CudaStream stream;
+    AnyOp op;
+    Status st = stream.create();
+    if (st.is_ok())
+      st = op.create(fc.f, Backend::Cuda, desc);
+    if (st.is_ok()) {
+      const std::vector<uint8_t> staged = padded_rows(desc, src);
+      // In place: the rotated input frames are the frames filtered (the
+      // 16-byte outputs are unused).
+      row.cuda = time_cold_hot(
+          stream.get(), frame_bytes, 16, staged.data(), o.quick,
+          [&](uint8_t* in, uint8_t*) {
+            return op.submit(stream.get(), packed_view(desc, in, kRowAlign));
+          },
+          &row.notes);
+    } else {
+      row.notes += "CUDA op: " + st.message() + "; ";
+    }
+    row.roof = cold_copy(frame_bytes, o.quick ? 5 : 100);
+  }
+  return row;
+}
+
+struct ElementRow {
+  double sys_cuda = -1, chain_cuda = -1, sys_cpu = -1;
+  std::string notes;
+};
+
+ElementRow bench_element(const Options& o, const DeviceFacts& dev, const Resolution& r,
+                         const FilterCase& fc) {
+  ElementRow row;
+  const std::string caps = caps_for("RGBA", r.w, r.h, false);
+  const int frames = o.quick ? 15 : 300;
+  std::string err;
+  if (dev.gpu) {
+    const std::string el = std::string(fc.element) + " backend=cuda";
+    Feed f = system_feed(el, caps, 4);
+    row.sys_cuda = run_pipeline(el, f, frames, &err);
+    if (!err.empty())
+      row.notes += "system/cuda: " + err + "; ";
+    release(f);
+#if HAVE_GSTCUDA
+    err.clear();
+    if (gst_cuda_load_library()) {
+      GstCudaContext* ctx = gst_cuda_context_new(0);
+      if (ctx) {
+        Feed cf = cuda_feed(caps_for("RGBA", r.w, r.h, true), 4, ctx);
+        row.chain_cuda = run_pipeline(el, cf, frames * 4, &err);
+        if (!err.empty())
+          row.notes += "CUDA chain: " + err + "; ";
+        release(cf);
+        gst_object_unref(ctx);
+      }
+    }
+#endif
+  }
+  err.clear();
+  const std::string cpu_el = std::string(fc.element) + " backend=cpu";
+  Feed f = system_feed(cpu_el, caps, 4);
+  row.sys_cpu = run_pipeline(cpu_el, f, o.quick ? 13 : 60, &err);
+  if (!err.empty())
+    row.notes += "cpu: " + err + "; ";
+  release(f);
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; i++) {
+    const std::string a = argv[i];
+    if (a == "--out" && i + 1 < argc) o.out = argv[++i];
+    else if (a == "--commit" && i + 1 < argc) o.commit = argv[++i];
+    else if (a == "--quick") o.quick = true;
+    else {
+      fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--quick]\n", argv[0]);
+      return 2;
+    }
+  }
+  gst_init(&argc, &argv);
+  cv::setNumThreads(std::thread::hardware_concurrency());
+  const DeviceFacts dev = measure_device();
+  const time_t now = time(nullptr);
+  char date[32];
+  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  std::vector<Resolution> res;
+  for (const Resolution& r : kResolutions)
+    if (!o.quick || r.w <= 640)
+      res.push_back(r);
+
+  std::ostringstream md;
+  md << "## cudagreyworld, cudaautocontrast\n\n";
+  md << "Measured " << date << " on **" << dev.name << "** with "
+     << std::thread::hardware_concurrency() << " CPU threads, commit `" << o.commit
+     << "`, by `bench/bench_filters`" << (o.quick ? " (--quick)" : "") << ".\n\n";
+  if (dev.gpu)
+    md << "Measured in the same run: device-to-device copy " << fmt("%.0f", dev.d2d_gbs)
+       << " GB/s (1 GiB buffers, warm), pinned host-to-device " << fmt("%.1f", dev.h2d_pinned_gbs)
+       << " GB/s, device-to-host " << fmt("%.1f", dev.d2h_pinned_gbs) << " GB/s.\n\n";
+  md << "RGBA frames of noise, every op in place, one frame's statistics (frame mode), 0.5 % "
+        "clipped at each end for auto contrast. *CPU*: our CPU backend ("
+     << cpu_worker_count()
+     << " threads), median of calls on fresh copies of the frame; *OpenCV*: what an OpenCV "
+        "user writes for the same job (below), on all cores, the same way; *CUDA*: our op "
+        "alone (sums or histogram, the tables, the lookup: three or four launches), CUDA "
+        "events, *cold* rotating through at least "
+     << (kColdBytes >> 20)
+     << " MB of frames (no call finds its frame in L2), *hot* one frame every call. *GB/s*: "
+        "the frame read once and written once, cold (the op reads it twice: the statistics, "
+        "then the lookup); *copy*: a cold device copy of the frame in the same run, whose "
+        "GB/s is the roofline of *% roof*. *GPU vs CPU* and *GPU vs OpenCV*: their time over "
+        "our cold CUDA time (the seed's table). NPP has none of these functions. Times in ms.\n\n";
+  for (const FilterCase& fc : kFilters)
+    md << "- " << fc.name << ": OpenCV peer " << fc.peer << ".\n";
+  md << "\n";
+  std::string notes;
+  for (const FilterCase& fc : kFilters) {
+    md << "### " << fc.name << " (`" << fc.element << "`)\n\n";
+    md << "| resolution | CPU | OpenCV | CUDA cold | CUDA hot | GB/s (cold) | copy cold | % roof | "
+          "GPU vs CPU | GPU vs OpenCV |\n";
+    md << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const Resolution& r : res) {
+      const KernelRow k = bench_kernel(o, dev, r, fc);
+      const double bytes = 2.0 * 4 * r.w * r.h;
+      const double gbs = k.cuda.cold > 0 ? bytes / (k.cuda.cold * 1e-3) / 1e9 : -1;
+      md << "| " << r.name << " | " << cell(k.cpu) << " | " << cell(k.opencv) << " | "
+         << cell(k.cuda.cold, "%.4f") << " | " << cell(k.cuda.hot, "%.4f") << " | "
+         << cell(gbs, "%.0f") << " | " << cell(k.roof.ms, "%.4f") << " | "
+         << cell(gbs > 0 && k.roof.gbs > 0 ? 100 * gbs / k.roof.gbs : -1, "%.0f%%") << " | "
+         << cell(k.cuda.cold > 0 ? k.cpu / k.cuda.cold : -1, "%.0fx") << " | "
+         << cell(k.cuda.cold > 0 ? k.opencv / k.cuda.cold : -1, "%.0fx") << " |\n";
+      if (!k.notes.empty())
+        notes += std::string("- ") + fc.name + " " + r.name + ": " + k.notes + "\n";
+      fprintf(stderr, "kernel %s %s done\n", fc.name, r.name);
+    }
+    md << "\n";
+    write_report_section(o.out, "bench_filters", md.str());  // partial results survive
+  }
+  md << "### Element throughput, frames/s\n\n"
+        "`appsrc ! ELEMENT ! fakesink` fed with pre-filled RGBA buffers (no source cost), in "
+        "place. *system*: system memory (the pinned pool the element proposes; `backend=cuda` "
+        "uploads and downloads the whole frame); *CUDA chain*: `memory:CUDAMemory`; *CPU*: "
+        "`backend=cpu`.\n\n";
+  md << "| filter | resolution | system (CUDA) | CUDA chain | CPU |\n|---|---|---:|---:|---:|\n";
+  for (const FilterCase& fc : kFilters) {
+    for (const Resolution& r : res) {
+      if (!o.quick && r.w < 1920)
+        continue;  // the element rows: 1080p and up
+      const ElementRow e = bench_element(o, dev, r, fc);
+      md << "| " << fc.name << " | " << r.name << " | " << cell(e.sys_cuda, "%.0f") << " | "
+         << cell(e.chain_cuda, "%.0f") << " | " << cell(e.sys_cpu, "%.1f") << " |\n";
+      if (!e.notes.empty())
+        notes += std::string("- element ") + fc.name + " " + r.name + ": " + e.notes + "\n";
+      fprintf(stderr, "element %s %s done\n", fc.name, r.name);
+    }
+  }
+  if (!notes.empty())
+    md << "\nErrors seen:\n" << notes;
+  md << "\n";
+  const std::string text = md.str();
+  fputs(text.c_str(), stdout);
+  return write_report_section(o.out, "bench_filters", text) ? 0 : 1;
+}
