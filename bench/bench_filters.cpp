@@ -3,7 +3,8 @@
 // seed's CPU-vs-GPU table. Not a test: prints tables and writes a Markdown
 // report section.
 //
-// Usage: bench_filters [--out FILE] [--commit SHA] [--quick]
+// Usage: bench_filters [--out FILE] [--commit SHA] [--npp PATH] [--quick]
+//   --npp: the npp_convolve helper (bench/npp_convolve.cu), if built.
 //   --quick: small frames and few iterations (a smoke run without a GPU).
 #include <gst/gst.h>
 #include <opencv2/core.hpp>
@@ -19,6 +20,7 @@
 
 #include "bench_support.hpp"
 #include "cudafx/autocontrast.hpp"
+#include "cudafx/convolve.hpp"
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/greyworld.hpp"
 #include "cudafx/parallel.hpp"
@@ -35,6 +37,7 @@ namespace {
 struct Options {
   std::string out = "docs/benchmarks.md";
   std::string commit = "unknown";
+  std::string npp;
   bool quick = false;
 };
 
@@ -196,6 +199,75 @@ KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Resolutio
   return row;
 }
 
+// Convolution: a k x k kernel of small integers (not separable), the one
+// npp_convolve builds, divided by its sum.
+ConvolveParams convolve_params(int k) {
+  ConvolveParams p;
+  p.width = p.height = k;
+  for (int i = 0; i < k; i++)
+    for (int j = 0; j < k; j++)
+      p.taps.push_back((i * 7 + j * 3) % 9 - 3);
+  return p;
+}
+
+struct ConvolveRow {
+  double cpu = -1, opencv = -1;
+  KernelTimes cuda;
+  HelperTimes npp;
+  CopyRoof roof;
+  std::string notes;
+};
+
+ConvolveRow bench_convolve(const Options& o, const DeviceFacts& dev, const Resolution& r, int k) {
+  ConvolveRow row;
+  const ImageDesc desc{PixelFormat::RGBA, r.w, r.h};
+  std::vector<uint8_t> src(packed_size(desc)), dst(src.size());
+  fill(src);
+  const ConvolveParams p = convolve_params(k);
+  const int reps = o.quick ? 2 : (k > 9 ? 3 : 7);
+  std::unique_ptr<ConvolveOp> cpu;
+  if (ConvolveOp::create(Backend::Cpu, desc, p, &cpu).is_ok()) {
+    const ImageView s = packed_view(desc, src.data()), d = packed_view(desc, dst.data());
+    (void)cpu->submit(nullptr, s, d);
+    row.cpu = median_ms(reps, [&] { (void)cpu->submit(nullptr, s, d); });
+  }
+  ConvolvePlan plan;
+  (void)plan_convolve(desc, p, &plan);
+  cv::Mat kern(k, k, CV_32F);
+  for (int i = 0; i < k * k; i++)
+    kern.at<float>(i / k, i % k) = static_cast<float>(p.taps[i] / plan.divisor);
+  cv::Mat ms(r.h, r.w, CV_8UC4, src.data()), md(r.h, r.w, CV_8UC4, dst.data());
+  cv::filter2D(ms, md, -1, kern, cv::Point(-1, -1), 0, cv::BORDER_REPLICATE);
+  row.opencv = median_ms(reps, [&] {
+    cv::filter2D(ms, md, -1, kern, cv::Point(-1, -1), 0, cv::BORDER_REPLICATE);
+  });
+  if (dev.gpu) {
+    const size_t frame_bytes = packed_size(desc, kRowAlign);
+    CudaStream stream;
+    std::unique_ptr<ConvolveOp> op;
+    Status st = stream.create();
+    if (st.is_ok())
+      st = ConvolveOp::create(Backend::Cuda, desc, p, &op);
+    if (st.is_ok()) {
+      const std::vector<uint8_t> staged = padded_rows(desc, src);
+      row.cuda = time_cold_hot(
+          stream.get(), frame_bytes, frame_bytes, staged.data(), o.quick,
+          [&](uint8_t* in, uint8_t* out) {
+            return op->submit(stream.get(), packed_view(desc, in, kRowAlign),
+                              packed_view(desc, out, kRowAlign));
+          },
+          &row.notes);
+    } else {
+      row.notes += "CUDA op: " + st.message() + "; ";
+    }
+    row.roof = cold_copy(frame_bytes, o.quick ? 5 : 100);
+    if (!o.npp.empty())
+      row.npp = helper_times(o.npp + " " + std::to_string(r.w) + " " + std::to_string(r.h) + " " +
+                             std::to_string(k) + (o.quick ? " 5" : " 50"));
+  }
+  return row;
+}
+
 struct ElementRow {
   double sys_cuda = -1, chain_cuda = -1, sys_cpu = -1;
   std::string notes;
@@ -247,9 +319,10 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--out" && i + 1 < argc) o.out = argv[++i];
     else if (a == "--commit" && i + 1 < argc) o.commit = argv[++i];
+    else if (a == "--npp" && i + 1 < argc) o.npp = argv[++i];
     else if (a == "--quick") o.quick = true;
     else {
-      fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--quick]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--npp PATH] [--quick]\n", argv[0]);
       return 2;
     }
   }
@@ -312,6 +385,45 @@ int main(int argc, char** argv) {
     md << "\n";
     write_report_section(o.out, "bench_filters", md.str());  // partial results survive
   }
+  // Convolution (cudaconvolve's op): issue #17's targets at 2160p.
+  md << "### convolution (`cudaconvolve`), k x k integer kernel, not separable\n\n"
+        "Taps (i * 7 + j * 3) % 9 - 3 over their sum (exact integer path, two-dimensional: no "
+        "column x row split), RGBA, replicate border; *NPP*: `nppiFilterBorder_8u_C4R` with the "
+        "same taps and divisor by `bench/npp_convolve`; *OpenCV*: `cv::filter2D` with the taps "
+        "over the divisor as floats. Cold and hot as above; *% roof* counts the frame read "
+        "once and written once.\n\n";
+  md << "| kernel | resolution | CPU | OpenCV | CUDA cold | CUDA hot | % roof | NPP cold | "
+        "vs NPP | GPU vs CPU | GPU vs OpenCV |\n";
+  md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  double vs_npp[2] = {-1, -1};
+  const int ksizes[] = {5, 15};
+  for (int ki = 0; ki < 2; ki++) {
+    for (const Resolution& r : res) {
+      const ConvolveRow c = bench_convolve(o, dev, r, ksizes[ki]);
+      const double bytes = 2.0 * 4 * r.w * r.h;
+      const double gbs = c.cuda.cold > 0 ? bytes / (c.cuda.cold * 1e-3) / 1e9 : -1;
+      const double ratio = c.npp.ms > 0 && c.cuda.cold > 0 ? c.npp.ms / c.cuda.cold : -1;
+      if (r.w == 3840)
+        vs_npp[ki] = ratio;
+      md << "| " << ksizes[ki] << "x" << ksizes[ki] << " | " << r.name << " | " << cell(c.cpu)
+         << " | " << cell(c.opencv) << " | " << cell(c.cuda.cold, "%.4f") << " | "
+         << cell(c.cuda.hot, "%.4f") << " | "
+         << cell(gbs > 0 && c.roof.gbs > 0 ? 100 * gbs / c.roof.gbs : -1, "%.0f%%") << " | "
+         << cell(c.npp.ms, "%.4f") << " | " << cell(ratio, "%.2fx") << " | "
+         << cell(c.cuda.cold > 0 ? c.cpu / c.cuda.cold : -1, "%.0fx") << " | "
+         << cell(c.cuda.cold > 0 ? c.opencv / c.cuda.cold : -1, "%.0fx") << " |\n";
+      if (!c.notes.empty())
+        notes += std::string("- convolution ") + r.name + ": " + c.notes + "\n";
+      fprintf(stderr, "convolution %dx%d %s done\n", ksizes[ki], ksizes[ki], r.name);
+    }
+  }
+  md << "\n| target (2160p, issue #17) | measured | met |\n|---|---|---|\n"
+     << "| 5x5 >= 3x NPP | " << cell(vs_npp[0], "%.2fx") << " | "
+     << (vs_npp[0] < 0 ? "not measured" : vs_npp[0] >= 3 ? "yes" : "**no**") << " |\n"
+     << "| 15x15 >= 5x NPP | " << cell(vs_npp[1], "%.2fx") << " | "
+     << (vs_npp[1] < 0 ? "not measured" : vs_npp[1] >= 5 ? "yes" : "**no**") << " |\n\n";
+  write_report_section(o.out, "bench_filters", md.str());
+
   md << "### Element throughput, frames/s\n\n"
         "`appsrc ! ELEMENT ! fakesink` fed with pre-filled RGBA buffers (no source cost), in "
         "place. *system*: system memory (the pinned pool the element proposes; `backend=cuda` "

@@ -5,6 +5,7 @@
 #include "gstcudadeltadec.h"
 #include "gstcudadeltaenc.h"
 #include "gstcudaautocontrast.h"
+#include "gstcudaconvolve.h"
 #include "gstcudagaussian.h"
 #include "gstcudagreyworld.h"
 #include "gstcudaharris.h"
@@ -30,6 +31,7 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (cudaharris, plugin);
   ok |= GST_ELEMENT_REGISTER (cudagreyworld, plugin);
   ok |= GST_ELEMENT_REGISTER (cudaautocontrast, plugin);
+  ok |= GST_ELEMENT_REGISTER (cudaconvolve, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltaenc, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltadec, plugin);
 #if HAVE_TEXT

@@ -1,0 +1,260 @@
+// The convolution op: the kernel's text form; the plan's choices (integer,
+// separable, float) and its errors; every format, border, anchor and kernel
+// kind against an exact reference written here from convolve.hpp's rules
+// (byte for byte: integer sums, the float path's fma order), and against
+// cv::filter2D (within 1); CUDA against CPU byte for byte.
+#include <gtest/gtest.h>
+#include <opencv2/imgproc.hpp>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cudafx/convolve.hpp"
+#include "support/all_formats.hpp"
+#include "support/gpu.hpp"
+#include "support/host_image.hpp"
+#include "support/op_runner.hpp"
+#include "support/oracle_compare.hpp"
+
+using namespace cudafx;
+using testing_support::HostImage;
+using testing_support::kAllBorders;
+using testing_support::kAllFormats;
+
+namespace {
+
+ConvolveParams kernel(const char* text, double divisor = 0, double offset = 0) {
+  ConvolveParams p;
+  EXPECT_TRUE(parse_convolve_kernel(text, &p).is_ok()) << text;
+  p.divisor = divisor;
+  p.offset = offset;
+  return p;
+}
+
+ConvolveParams random_kernel(int w, int h, uint32_t seed, bool integer) {
+  std::mt19937 rng(seed);
+  ConvolveParams p;
+  p.width = w;
+  p.height = h;
+  for (int i = 0; i < w * h; i++)
+    p.taps.push_back(integer ? static_cast<int>(rng() % 9) - 3 : (rng() % 1000) / 700.0 - 0.4);
+  return p;
+}
+
+// The documented rule, plainly: every output byte of a filtered lane.
+HostImage reference(const HostImage& src, const ConvolvePlan& plan) {
+  HostImage out(src.desc());
+  out.copy_from(src.view());
+  const FormatInfo& fi = format_info(src.desc().format);
+  const ConvolveParams& p = plan.params;
+  for (int pl = 0; pl < fi.n_planes; pl++) {
+    if (!plan.filtered[pl])
+      continue;
+    const PlaneView s = src.view().plane(pl), d = out.view().plane(pl);
+    const int C = fi.planes[pl].channels;
+    for (int y = 0; y < s.height; y++)
+      for (int x = 0; x < s.width; x++)
+        for (int c = 0; c < C; c++) {
+          if (!((plan.lanes[pl] >> c) & 1))
+            continue;
+          long long is = 0;
+          float fs = 0.0f;
+          for (int i = 0; i < p.height; i++)
+            for (int j = 0; j < p.width; j++) {
+              const int ys = border_index(y + i - plan.ay, s.height, p.border);
+              const int xs = border_index(x + j - plan.ax, s.width, p.border);
+              const int v = ys < 0 || xs < 0 ? 0 : s.data[ys * s.pitch + xs * C + c];
+              if (plan.integer)
+                is += static_cast<long long>(p.taps[i * p.width + j]) * v;
+              else
+                fs = std::fma(static_cast<float>(p.taps[i * p.width + j] / plan.divisor),
+                              static_cast<float>(v), fs);
+            }
+          double r;
+          if (plan.integer) {
+            long long n = is, m = plan.idivisor;
+            if (m < 0)
+              n = -n, m = -m;
+            r = static_cast<double>(std::floor((2.0 * n + m) / (2.0 * m))) + plan.ioffset;
+          } else {
+            const float v = fs + static_cast<float>(p.offset);
+            r = v > 0 ? std::nearbyint(v) : 0;
+          }
+          d.data[y * d.pitch + x * C + c] = static_cast<uint8_t>(std::min(255.0, std::max(0.0, r)));
+        }
+  }
+  return out;
+}
+
+// cv::filter2D per filtered plane (kernel t / divisor, delta the offset),
+// unfiltered lanes and planes copied.
+HostImage opencv(const HostImage& src, const ConvolvePlan& plan) {
+  HostImage out(src.desc());
+  out.copy_from(src.view());
+  const FormatInfo& fi = format_info(src.desc().format);
+  const ConvolveParams& p = plan.params;
+  cv::Mat k(p.height, p.width, CV_32F);
+  for (int i = 0; i < p.width * p.height; i++)
+    k.at<float>(i / p.width, i % p.width) = static_cast<float>(p.taps[i] / plan.divisor);
+  const int border = p.border == BorderMode::Replicate ? cv::BORDER_REPLICATE
+                     : p.border == BorderMode::Reflect101 ? cv::BORDER_REFLECT_101
+                                                          : cv::BORDER_CONSTANT;
+  for (int pl = 0; pl < fi.n_planes; pl++) {
+    if (!plan.filtered[pl])
+      continue;
+    cv::Mat f;
+    cv::filter2D(src.plane_mat(pl), f, -1, k, cv::Point(plan.ax, plan.ay), p.offset, border);
+    const int C = fi.planes[pl].channels;
+    const PlaneView d = out.view().plane(pl);
+    for (int y = 0; y < d.height; y++)
+      for (int x = 0; x < d.width * C; x++)
+        if ((plan.lanes[pl] >> (x % C)) & 1)
+          d.data[y * d.pitch + x] = f.ptr<uint8_t>(y)[x];
+  }
+  return out;
+}
+
+HostImage run_cpu(const HostImage& src, const ConvolveParams& p, ConvolvePlan* plan = nullptr) {
+  std::unique_ptr<ConvolveOp> op;
+  const Status s = ConvolveOp::create(Backend::Cpu, src.desc(), p, &op);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  if (!op)
+    return HostImage(src.desc());
+  if (plan)
+    *plan = op->plan();
+  return testing_support::run_on_host(*op, src, src.desc(), 3);
+}
+
+const testing_support::OracleBounds kFilter2DBounds{1, 0.05, -0.05, 0.05};
+
+}  // namespace
+
+TEST(ConvolveKernel, ParsesRowsAndRefusesBadText) {
+  ConvolveParams p;
+  ASSERT_TRUE(parse_convolve_kernel("1 2 1; 2,4,2\n 1 2 1", &p).is_ok());
+  EXPECT_EQ(p.width, 3);
+  EXPECT_EQ(p.height, 3);
+  EXPECT_EQ(p.taps, (std::vector<double>{1, 2, 1, 2, 4, 2, 1, 2, 1}));
+  ASSERT_TRUE(parse_convolve_kernel("-0.5 1e-1 .25", &p).is_ok());
+  EXPECT_EQ(p.taps, (std::vector<double>{-0.5, 0.1, 0.25}));
+  EXPECT_EQ(parse_convolve_kernel("1 2; 3", &p).message(),
+            "convolution kernel: rows of different lengths (2 and 1)");
+  EXPECT_EQ(parse_convolve_kernel("1 x 2", &p).message(),
+            "convolution kernel: not a number at \"x 2\"");
+  EXPECT_EQ(parse_convolve_kernel(" ; ", &p).message(), "convolution kernel: empty");
+  EXPECT_FALSE(parse_convolve_kernel("1 inf 1", &p).is_ok());
+}
+
+TEST(ConvolvePlan, ChoosesTheArithmetic) {
+  ConvolvePlan plan;
+  const ImageDesc d{PixelFormat::RGBA, 32, 32};
+  ASSERT_TRUE(plan_convolve(d, kernel("1 2 1; 2 4 2; 1 2 1"), &plan).is_ok());
+  EXPECT_TRUE(plan.integer && plan.separable);
+  EXPECT_EQ(plan.idivisor, 16);
+  EXPECT_EQ(plan.col, (std::vector<int>{1, 2, 1}));
+  EXPECT_EQ(plan.row, (std::vector<int>{1, 2, 1}));
+  ASSERT_TRUE(plan_convolve(d, kernel("-1 0 1; -2 0 2; -1 0 1", 1, 128), &plan).is_ok());
+  EXPECT_TRUE(plan.integer && plan.separable);
+  EXPECT_EQ(plan.row, (std::vector<int>{-1, 0, 1}));
+  ASSERT_TRUE(plan_convolve(d, kernel("0 1 0; 1 -4 1; 0 1 0"), &plan).is_ok());
+  EXPECT_TRUE(plan.integer);
+  EXPECT_FALSE(plan.separable);
+  EXPECT_EQ(plan.idivisor, 1) << "taps summing to 0 divide by 1";
+  ASSERT_TRUE(plan_convolve(d, kernel("0.5 0.5 0.5"), &plan).is_ok());
+  EXPECT_FALSE(plan.integer);
+  ASSERT_TRUE(plan_convolve(d, kernel("1 1 1", 2.5), &plan).is_ok());
+  EXPECT_FALSE(plan.integer) << "a fractional divisor";
+  ConvolveParams big = kernel("9000000 1 1");
+  ASSERT_TRUE(plan_convolve(d, big, &plan).is_ok());
+  EXPECT_FALSE(plan.integer) << "sums past 32 bits";
+}
+
+TEST(ConvolvePlan, Errors) {
+  ConvolvePlan plan;
+  const ImageDesc d{PixelFormat::RGBA, 32, 32};
+  EXPECT_EQ(plan_convolve(d, kernel("1 1"), &plan).message(),
+            "convolution kernel must be odd by odd, 1 to 31 a side, got 2x1");
+  ConvolveParams p = kernel("1 1 1");
+  p.anchor_x = 3;
+  EXPECT_EQ(plan_convolve(d, p, &plan).message(),
+            "convolution anchor (3, -1) is outside the kernel");
+  p = random_kernel(33, 1, 1, true);
+  EXPECT_FALSE(plan_convolve(d, p, &plan).is_ok());
+  p = kernel("1 1 1");
+  p.taps.pop_back();
+  EXPECT_EQ(plan_convolve(d, p, &plan).message(), "convolution kernel: 2 taps for 3x1");
+}
+
+// Every format and border; kernels of every kind; an anchor off the centre.
+class ConvolveVsReference : public ::testing::TestWithParam<std::tuple<PixelFormat, BorderMode>> {};
+
+TEST_P(ConvolveVsReference, CpuEqualsTheRuleAndIsNearFilter2D) {
+  const auto [format, border] = GetParam();
+  std::vector<ConvolveParams> kernels = {
+      kernel("0 -1 0; -1 5 -1; 0 -1 0"),               // sharpen, integer
+      kernel("1 1 1 1 1; 1 1 1 1 1; 1 1 1 1 1; 1 1 1 1 1; 1 1 1 1 1"),  // box, separable
+      kernel("-2 -1 0; -1 1 1; 0 1 2", 1, 128),        // emboss: offset, sum 1
+      random_kernel(7, 5, 3, false),                   // float
+      random_kernel(15, 15, 4, true),                  // integer, not separable
+  };
+  kernels.back().divisor = 37;
+  ConvolveParams anchored = kernel("1 2 3; 4 5 6; 7 8 9");
+  anchored.anchor_x = 0;
+  anchored.anchor_y = 2;
+  kernels.push_back(anchored);
+  ConvolveParams chroma = kernel("1 2 1; 2 4 2; 1 2 1");
+  chroma.filter_chroma = true;
+  kernels.push_back(chroma);
+  uint32_t seed = 7;
+  for (const auto& sz : {std::pair<int, int>{37, 23}, {1, 1}, {5, 40}}) {
+    for (ConvolveParams k : kernels) {
+      k.border = border;
+      HostImage src({format, sz.first, sz.second}, 3);
+      src.fill_random(seed++);
+      ConvolvePlan plan;
+      const HostImage got = run_cpu(src, k, &plan);
+      EXPECT_TRUE(testing_support::bytes_equal(got.view(), reference(src, plan).view()))
+          << format_info(format).name << " " << sz.first << "x" << sz.second << " "
+          << k.width << "x" << k.height << (plan.integer ? " integer" : " float")
+          << (plan.separable ? " separable" : "");
+      EXPECT_NEAR_ORACLE(got.view(), opencv(src, plan).view(), kFilter2DBounds)
+          << format_info(format).name << " " << k.width << "x" << k.height;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormatsAndBorders, ConvolveVsReference,
+                         ::testing::Combine(::testing::ValuesIn(kAllFormats),
+                                            ::testing::ValuesIn(kAllBorders)));
+
+// The CUDA backend equals the CPU byte for byte: every kind of kernel,
+// formats of 1 to 4 bytes a pixel, rows aligned and not.
+TEST(ConvolveCuda, EqualsCpu) {
+  SKIP_WITHOUT_GPU();
+  std::vector<ConvolveParams> kernels = {kernel("0 -1 0; -1 5 -1; 0 -1 0"),
+                                         kernel("1 4 6 4 1"),
+                                         kernel("1 2 1; 2 4 2; 1 2 1", 0, 3),
+                                         random_kernel(7, 5, 3, false),
+                                         random_kernel(15, 15, 4, true)};
+  uint32_t seed = 70;
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::GRAY8,
+                        PixelFormat::NV12, PixelFormat::I420}) {
+    for (size_t align : {size_t{256}, size_t{1}}) {
+      for (ConvolveParams k : kernels) {
+        k.filter_chroma = f == PixelFormat::NV12;
+        k.border = static_cast<BorderMode>(seed % 3);
+        HostImage src({f, 173, 97});
+        src.fill_random(seed++);
+        const HostImage cpu = run_cpu(src, k);
+        std::unique_ptr<ConvolveOp> op;
+        ASSERT_TRUE(ConvolveOp::create(Backend::Cuda, src.desc(), k, &op).is_ok());
+        const HostImage gpu = testing_support::run_on_device(*op, src, src.desc(), align);
+        EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+            << format_info(f).name << " " << k.width << "x" << k.height << " align " << align;
+      }
+    }
+  }
+}
