@@ -10,7 +10,7 @@
  * levels of the luma (hue kept); GRAY8 and the YUV formats on the luma
  * plane (chroma kept). The exact rule is in cudafx/autocontrast.hpp.
  *
- * With #GstCudaAutoContrast:mode=smooth the levels are an exponential
+ * With #GstCudaFxStatsFilter:mode=smooth the levels are an exponential
  * average over time (as cudagreyworld's means), so a live camera's
  * contrast does not pump from frame to frame.
  *
@@ -28,7 +28,6 @@
 
 #include "cudafx/autocontrast.hpp"
 #include "gstcudafxenums.h"
-#include "gstcudafxsmoothing.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_auto_contrast_debug);
 #define GST_CAT_DEFAULT gst_cuda_auto_contrast_debug
@@ -39,58 +38,45 @@ enum
   PROP_CLIP_LOW,
   PROP_CLIP_HIGH,
   PROP_CHANNELS,
-  PROP_MODE,
-  PROP_TIME_CONSTANT,
 };
 
 #define DEFAULT_CLIP 0.5
 #define MAX_CLIP 49.99          /* the two together stay below 100 % */
 #define DEFAULT_CHANNELS GST_CUDA_AUTO_CONTRAST_PER_CHANNEL
-#define DEFAULT_MODE GST_CUDA_FX_STATS_FRAME
-#define DEFAULT_TIME_CONSTANT 1.0
 
 struct GstCudaAutoContrastState
 {
   /* properties, under the object lock */
   double clip_low = DEFAULT_CLIP, clip_high = DEFAULT_CLIP;
   GstCudaAutoContrastChannels channels = DEFAULT_CHANNELS;
-  GstCudaFxStatsMode mode = DEFAULT_MODE;
-  double time_constant = DEFAULT_TIME_CONSTANT;
 
   /* streaming thread */
   std::unique_ptr < cudafx::AutoContrastOp > op;
-  GstVideoInfo info;
-  GstCudaFxSmoothing smoothing;
   cudafx::AutoContrastParams params;    /* this buffer's, from before_transform */
-  double weight = 1.0;
-  bool restart = true;
 };
 
 struct _GstCudaAutoContrast
 {
-  GstCudaFxFilter parent;
+  GstCudaFxStatsFilter parent;
   GstCudaAutoContrastState *state;
 };
 
-G_DEFINE_TYPE (GstCudaAutoContrast, gst_cuda_auto_contrast, GST_TYPE_CUDA_FX_FILTER);
+G_DEFINE_TYPE (GstCudaAutoContrast, gst_cuda_auto_contrast, GST_TYPE_CUDA_FX_STATS_FILTER);
 GST_ELEMENT_REGISTER_DEFINE (cudaautocontrast, "cudaautocontrast", GST_RANK_NONE,
     GST_TYPE_CUDA_AUTO_CONTRAST);
 
 static cudafx::Status
 gst_cuda_auto_contrast_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConfig & config)
 {
-  GstCudaAutoContrastState *st = GST_CUDA_AUTO_CONTRAST (filter)->state;
-  st->info = *config.in_info;
-  st->smoothing.restart ();
-  return cudafx::AutoContrastOp::create (config.backend, config.in, &st->op);
+  return cudafx::AutoContrastOp::create (config.backend, config.in,
+      &GST_CUDA_AUTO_CONTRAST (filter)->state->op);
 }
 
-/* This buffer's parameters, taken once, and its share in the averaged
- * levels (gstcudafxsmoothing.h). */
+/* This buffer's parameters, taken once (a property set meanwhile applies
+ * from the next buffer on). */
 static void
 gst_cuda_auto_contrast_before_transform (GstBaseTransform * trans, GstBuffer * buffer)
 {
-  /* The base class first: controlled properties take this buffer's values. */
   GST_BASE_TRANSFORM_CLASS (gst_cuda_auto_contrast_parent_class)->before_transform (trans,
       buffer);
   GstCudaAutoContrast *self = GST_CUDA_AUTO_CONTRAST (trans);
@@ -99,11 +85,7 @@ gst_cuda_auto_contrast_before_transform (GstBaseTransform * trans, GstBuffer * b
   st->params.clip_low = st->clip_low;
   st->params.clip_high = st->clip_high;
   st->params.luma = st->channels == GST_CUDA_AUTO_CONTRAST_LUMA;
-  const bool smooth = st->mode == GST_CUDA_FX_STATS_SMOOTH;
-  const double tau = st->time_constant;
   GST_OBJECT_UNLOCK (self);
-  st->weight = st->smoothing.weight (trans, buffer, &st->info, smooth, tau, &st->restart);
-  GST_LOG_OBJECT (self, "weight %.6f%s", st->weight, st->restart ? " (restart)" : "");
 }
 
 static cudafx::Status
@@ -111,30 +93,18 @@ gst_cuda_auto_contrast_process_ip (GstCudaFxFilter * filter, const cudafx::Image
     cudafx::StreamHandle stream)
 {
   GstCudaAutoContrastState *st = GST_CUDA_AUTO_CONTRAST (filter)->state;
-  if (st->restart)
+  bool restart = false;
+  const double weight = gst_cuda_fx_stats_filter_weight (GST_CUDA_FX_STATS_FILTER (filter),
+      &restart);
+  if (restart)
     st->op->reset ();
-  return st->op->submit (stream, frame, st->params, st->weight);
+  return st->op->submit (stream, frame, st->params, weight);
 }
 
 static void
 gst_cuda_auto_contrast_teardown (GstCudaFxFilter * filter)
 {
   GST_CUDA_AUTO_CONTRAST (filter)->state->op.reset ();
-}
-
-static gboolean
-gst_cuda_auto_contrast_sink_event (GstBaseTransform * trans, GstEvent * event)
-{
-  GST_CUDA_AUTO_CONTRAST (trans)->state->smoothing.sink_event (event);
-  return GST_BASE_TRANSFORM_CLASS (gst_cuda_auto_contrast_parent_class)->sink_event (trans,
-      event);
-}
-
-static gboolean
-gst_cuda_auto_contrast_start (GstBaseTransform * trans)
-{
-  GST_CUDA_AUTO_CONTRAST (trans)->state->smoothing.restart ();
-  return GST_BASE_TRANSFORM_CLASS (gst_cuda_auto_contrast_parent_class)->start (trans);
 }
 
 static void
@@ -153,12 +123,6 @@ gst_cuda_auto_contrast_set_property (GObject * object, guint prop_id,
       break;
     case PROP_CHANNELS:
       st->channels = static_cast < GstCudaAutoContrastChannels > (g_value_get_enum (value));
-      break;
-    case PROP_MODE:
-      st->mode = static_cast < GstCudaFxStatsMode > (g_value_get_enum (value));
-      break;
-    case PROP_TIME_CONSTANT:
-      st->time_constant = g_value_get_double (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -183,12 +147,6 @@ gst_cuda_auto_contrast_get_property (GObject * object, guint prop_id,
       break;
     case PROP_CHANNELS:
       g_value_set_enum (value, st->channels);
-      break;
-    case PROP_MODE:
-      g_value_set_enum (value, st->mode);
-      break;
-    case PROP_TIME_CONSTANT:
-      g_value_set_double (value, st->time_constant);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -230,23 +188,13 @@ gst_cuda_auto_contrast_class_init (GstCudaAutoContrastClass * klass)
       g_param_spec_enum ("channels", "Channels", "RGB formats: each colour channel by its "
           "own levels, or all three by the luma's (GRAY8 and YUV: always the luma plane)",
           GST_TYPE_CUDA_AUTO_CONTRAST_CHANNELS, DEFAULT_CHANNELS, flags));
-  g_object_class_install_property (gobject_class, PROP_MODE,
-      g_param_spec_enum ("mode", "Mode", "Stretch each frame by its own levels, or by "
-          "levels averaged over time", GST_TYPE_CUDA_FX_STATS_MODE, DEFAULT_MODE, flags));
-  g_object_class_install_property (gobject_class, PROP_TIME_CONSTANT,
-      g_param_spec_double ("time-constant", "Time constant",
-          "mode=smooth: seconds in which the averaged levels cover 63 % of a change",
-          0.001, 3600.0, DEFAULT_TIME_CONSTANT, flags));
 
   gst_element_class_set_static_metadata (element_class, "CUDA auto contrast",
       "Filter/Effect/Video", "Histogram level stretch on a CUDA device or the CPU",
       "gst-cudafx developers");
   gst_cuda_fx_filter_class_add_pad_templates (filter_class, GST_CUDA_FX_CUDA_FORMATS,
       GST_CUDA_FX_SYSTEM_FORMATS);
-
   trans_class->before_transform = GST_DEBUG_FUNCPTR (gst_cuda_auto_contrast_before_transform);
-  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_auto_contrast_sink_event);
-  trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_auto_contrast_start);
   filter_class->setup = GST_DEBUG_FUNCPTR (gst_cuda_auto_contrast_setup);
   filter_class->process_ip = GST_DEBUG_FUNCPTR (gst_cuda_auto_contrast_process_ip);
   filter_class->teardown = GST_DEBUG_FUNCPTR (gst_cuda_auto_contrast_teardown);
@@ -259,6 +207,4 @@ static void
 gst_cuda_auto_contrast_init (GstCudaAutoContrast * self)
 {
   self->state = new GstCudaAutoContrastState ();
-  gst_video_info_init (&self->state->info);
-  gst_cuda_fx_filter_set_mode (GST_CUDA_FX_FILTER (self), GST_CUDA_FX_FILTER_MODE_IN_PLACE);
 }

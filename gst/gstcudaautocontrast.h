@@ -1,12 +1,12 @@
 #pragma once
 
-#include "gstcudafxfilter.h"
+#include "gstcudafxstatsfilter.h"
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_CUDA_AUTO_CONTRAST (gst_cuda_auto_contrast_get_type ())
 G_DECLARE_FINAL_TYPE (GstCudaAutoContrast, gst_cuda_auto_contrast, GST, CUDA_AUTO_CONTRAST,
-    GstCudaFxFilter)
+    GstCudaFxStatsFilter)
 
 GST_ELEMENT_REGISTER_DECLARE (cudaautocontrast);
 

@@ -1,12 +1,12 @@
 #pragma once
 
-#include "gstcudafxfilter.h"
+#include "gstcudafxstatsfilter.h"
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_CUDA_GREY_WORLD (gst_cuda_grey_world_get_type ())
 G_DECLARE_FINAL_TYPE (GstCudaGreyWorld, gst_cuda_grey_world, GST, CUDA_GREY_WORLD,
-    GstCudaFxFilter)
+    GstCudaFxStatsFilter)
 
 GST_ELEMENT_REGISTER_DECLARE (cudagreyworld);
 
