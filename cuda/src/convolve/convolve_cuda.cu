@@ -54,64 +54,71 @@ __global__ void __launch_bounds__(kThreads) convolve_2d(const __grid_constant__ 
       ftaps[i] = a.ftaps[i];
   }
   __syncthreads();
-  const int k = blockIdx.x * kThreads + threadIdx.x, y = blockIdx.y;
+  const int k = blockIdx.x * kThreads + threadIdx.x;
   const int row_values = a.width * a.channels;
-  if (k >= row_values || y >= a.height)
+  if (k >= row_values)
     return;
   const int x = k / a.channels, c = k - x * a.channels;
-  uint8_t* out = a.dst + static_cast<size_t>(y) * a.dst_pitch + k;
-  if (!((a.lanes >> c) & 1)) {
-    *out = __ldg(a.src + static_cast<size_t>(y) * a.src_pitch + k);
-    return;
-  }
-  int is = 0;
-  float fs = 0.0f;
-  for (int i = 0; i < a.kh; i++) {
-    const int ys = border_index(y + i - a.ay, a.height, a.border);
-    for (int j = 0; j < a.kw; j++) {
-      const int v = byte_at(a, ys, x + j - a.ax, c);
-      if (a.integer)
-        is += itaps[i * a.kw + j] * v;
-      else
-        fs = fma_rn(ftaps[i * a.kw + j], static_cast<float>(v), fs);
+  // Rows past the grid's limit (65535) strided.
+  for (int y = blockIdx.y; y < a.height; y += gridDim.y) {
+    uint8_t* out = a.dst + static_cast<size_t>(y) * a.dst_pitch + k;
+    if (!((a.lanes >> c) & 1)) {
+      *out = __ldg(a.src + static_cast<size_t>(y) * a.src_pitch + k);
+      continue;
     }
+    int is = 0;
+    float fs = 0.0f;
+    for (int i = 0; i < a.kh; i++) {
+      const int ys = border_index(y + i - a.ay, a.height, a.border);
+      for (int j = 0; j < a.kw; j++) {
+        const int v = byte_at(a, ys, x + j - a.ax, c);
+        if (a.integer)
+          is += itaps[i * a.kw + j] * v;
+        else
+          fs = fma_rn(ftaps[i * a.kw + j], static_cast<float>(v), fs);
+      }
+    }
+    *out = a.integer ? convolve_integer_result(is, a.idivisor, a.ioffset)
+                     : convolve_float_result(fs, a.foffset);
   }
-  *out = a.integer ? convolve_integer_result(is, a.idivisor, a.ioffset)
-                   : convolve_float_result(fs, a.foffset);
 }
 
 // Separable, row pass: mid = sum of row taps x source bytes.
 __global__ void __launch_bounds__(kThreads) convolve_rows(const __grid_constant__ Args a) {
-  const int k = blockIdx.x * kThreads + threadIdx.x, y = blockIdx.y;
+  const int k = blockIdx.x * kThreads + threadIdx.x;
   const int row_values = a.width * a.channels;
-  if (k >= row_values || y >= a.height)
+  if (k >= row_values)
     return;
   const int x = k / a.channels, c = k - x * a.channels;
-  int s = 0;
-  for (int j = 0; j < a.kw; j++)
-    s += __ldg(a.itaps + j) * byte_at(a, y, x + j - a.ax, c);
-  a.mid[static_cast<size_t>(y) * row_values + k] = s;
+  for (int y = blockIdx.y; y < a.height; y += gridDim.y) {
+    int s = 0;
+    for (int j = 0; j < a.kw; j++)
+      s += __ldg(a.itaps + j) * byte_at(a, y, x + j - a.ax, c);
+    a.mid[static_cast<size_t>(y) * row_values + k] = s;
+  }
 }
 
 // Separable, column pass: the exact sum of column taps x row sums.
 __global__ void __launch_bounds__(kThreads) convolve_cols(const __grid_constant__ Args a) {
-  const int k = blockIdx.x * kThreads + threadIdx.x, y = blockIdx.y;
+  const int k = blockIdx.x * kThreads + threadIdx.x;
   const int row_values = a.width * a.channels;
-  if (k >= row_values || y >= a.height)
+  if (k >= row_values)
     return;
   const int c = k % a.channels;
-  uint8_t* out = a.dst + static_cast<size_t>(y) * a.dst_pitch + k;
-  if (!((a.lanes >> c) & 1)) {
-    *out = __ldg(a.src + static_cast<size_t>(y) * a.src_pitch + k);
-    return;
+  for (int y = blockIdx.y; y < a.height; y += gridDim.y) {
+    uint8_t* out = a.dst + static_cast<size_t>(y) * a.dst_pitch + k;
+    if (!((a.lanes >> c) & 1)) {
+      *out = __ldg(a.src + static_cast<size_t>(y) * a.src_pitch + k);
+      continue;
+    }
+    int s = 0;
+    for (int i = 0; i < a.kh; i++) {
+      const int ys = border_index(y + i - a.ay, a.height, a.border);
+      if (ys >= 0)
+        s += __ldg(a.col + i) * a.mid[static_cast<size_t>(ys) * row_values + k];
+    }
+    *out = convolve_integer_result(s, a.idivisor, a.ioffset);
   }
-  int s = 0;
-  for (int i = 0; i < a.kh; i++) {
-    const int ys = border_index(y + i - a.ay, a.height, a.border);
-    if (ys >= 0)
-      s += __ldg(a.col + i) * a.mid[static_cast<size_t>(ys) * row_values + k];
-  }
-  *out = convolve_integer_result(s, a.idivisor, a.ioffset);
 }
 
 // Device scratch: the taps (ints or floats), the column taps, then the
@@ -190,7 +197,7 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
     a.col = dev_col;
     a.mid = dev_mid;
     const int row_values = a.width * a.channels;
-    const dim3 grid((row_values + kThreads - 1) / kThreads, a.height);
+    const dim3 grid((row_values + kThreads - 1) / kThreads, std::min(a.height, 65535));
     if (plan.separable) {
       convolve_rows<<<grid, kThreads, 0, s>>>(a);
       convolve_cols<<<grid, kThreads, 0, s>>>(a);
