@@ -5,7 +5,8 @@
  * 2D convolution with a user kernel (as cv::filter2D: correlation, the
  * kernel not flipped) on a CUDA device or on the CPU, same bytes on both.
  * #GstCudaConvolve:kernel is a string of rows, "1 2 1; 2 4 2; 1 2 1", odd
- * by odd up to 31x31. Each value becomes the kernel's sum over its
+ * by odd up to 31x31 (or #GstCudaConvolve:kernel-array, a square kernel as
+ * a GStreamer array). Each value becomes the kernel's sum over its
  * neighbourhood divided by #GstCudaConvolve:divisor (0: the sum of the taps)
  * plus #GstCudaConvolve:offset, rounded and saturated. Integer kernels,
  * divisors and offsets are computed exactly (a kernel that is a column
@@ -39,6 +40,7 @@ enum
 {
   PROP_0,
   PROP_KERNEL,
+  PROP_KERNEL_ARRAY,
   PROP_DIVISOR,
   PROP_OFFSET,
   PROP_ANCHOR_X,
@@ -52,7 +54,7 @@ enum
 
 struct GstCudaConvolveState
 {
-  /* properties, under the object lock */
+  /* properties, under the object lock (kernel: the text form of params') */
   std::string kernel = DEFAULT_KERNEL;
   cudafx::ConvolveParams params;
   bool changed = false;
@@ -108,17 +110,65 @@ gst_cuda_convolve_teardown (GstCudaFxFilter * filter)
   GST_CUDA_CONVOLVE (filter)->state->op.reset ();
 }
 
+/* The kernel's text form of `p` (rows by "; "), for the `kernel` property
+ * after the kernel came as an array. */
+static std::string
+kernel_text (const cudafx::ConvolveParams & p)
+{
+  std::string t;
+  for (int i = 0; i < p.height; i++) {
+    for (int j = 0; j < p.width; j++) {
+      gchar buf[G_ASCII_DTOSTR_BUF_SIZE];
+      t += g_ascii_dtostr (buf, sizeof buf, p.taps[i * p.width + j]);
+      t += j + 1 < p.width ? " " : "";
+    }
+    t += i + 1 < p.height ? "; " : "";
+  }
+  return t;
+}
+
+/* A square kernel from a GstValueArray of numbers (row-major). */
+static cudafx::Status
+kernel_from_array (const GValue * value, cudafx::ConvolveParams * out)
+{
+  const guint n = gst_value_array_get_size (value);
+  guint side = 1;
+  while (side * side < n)
+    side++;
+  if (n == 0 || side * side != n)
+    return cudafx::Status::invalid ("kernel-array: " + std::to_string (n) +
+        " taps are no square kernel");
+  out->width = out->height = static_cast < int >(side);
+  out->taps.clear ();
+  for (guint i = 0; i < n; i++) {
+    const GValue *v = gst_value_array_get_value (value, i);
+    GValue d = G_VALUE_INIT;
+    g_value_init (&d, G_TYPE_DOUBLE);
+    if (!g_value_transform (v, &d))
+      return cudafx::Status::invalid ("kernel-array: tap " + std::to_string (i) +
+          " is not a number");
+    out->taps.push_back (g_value_get_double (&d));
+    g_value_unset (&d);
+  }
+  return cudafx::Status::ok ();
+}
+
 static void
 gst_cuda_convolve_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE (object);
   GstCudaConvolveState *st = self->state;
-  if (prop_id == PROP_KERNEL) {
+  if (prop_id == PROP_KERNEL || prop_id == PROP_KERNEL_ARRAY) {
     /* Parsed here, so a bad kernel is refused at once and the old one kept. */
-    const gchar *text = g_value_get_string (value);
     cudafx::ConvolveParams parsed;
-    cudafx::Status s = cudafx::parse_convolve_kernel (text ? text : "", &parsed);
+    cudafx::Status s;
+    if (prop_id == PROP_KERNEL) {
+      const gchar *text = g_value_get_string (value);
+      s = cudafx::parse_convolve_kernel (text ? text : "", &parsed);
+    } else {
+      s = kernel_from_array (value, &parsed);
+    }
     cudafx::ConvolvePlan plan;
     if (s.is_ok ())   /* its shape and taps, on any image */
       s = cudafx::plan_convolve (cudafx::ImageDesc { cudafx::PixelFormat::GRAY8, 1, 1 },
@@ -128,7 +178,7 @@ gst_cuda_convolve_set_property (GObject * object, guint prop_id,
       return;
     }
     GST_OBJECT_LOCK (self);
-    st->kernel = text;
+    st->kernel = kernel_text (parsed);
     st->params.width = parsed.width;
     st->params.height = parsed.height;
     st->params.taps = parsed.taps;
@@ -176,6 +226,14 @@ gst_cuda_convolve_get_property (GObject * object, guint prop_id,
   switch (prop_id) {
     case PROP_KERNEL:
       g_value_set_string (value, st->kernel.c_str ());
+      break;
+    case PROP_KERNEL_ARRAY:
+      for (double t : st->params.taps) {
+        GValue v = G_VALUE_INIT;
+        g_value_init (&v, G_TYPE_DOUBLE);
+        g_value_set_double (&v, t);
+        gst_value_array_append_and_take_value (value, &v);
+      }
       break;
     case PROP_DIVISOR:
       g_value_set_double (value, st->params.divisor);
@@ -230,6 +288,12 @@ gst_cuda_convolve_class_init (GstCudaConvolveClass * klass)
       g_param_spec_string ("kernel", "Kernel", "Rows of taps: \"1 2 1; 2 4 2; 1 2 1\" "
           "(rows by ';', taps by spaces or commas), odd by odd, up to 31x31",
           DEFAULT_KERNEL, flags));
+  g_object_class_install_property (gobject_class, PROP_KERNEL_ARRAY,
+      gst_param_spec_array ("kernel-array", "Kernel array", "The kernel as a GStreamer "
+          "array of numbers, row-major, square: \"<1, 2, 1, 2, 4, 2, 1, 2, 1>\" (the same "
+          "kernel as `kernel`, which shows it as text)", g_param_spec_double ("tap", "Tap",
+              "One tap", -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, static_cast < GParamFlags >
+              (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), flags));
   g_object_class_install_property (gobject_class, PROP_DIVISOR,
       g_param_spec_double ("divisor", "Divisor", "The sums are divided by this (0: by the "
           "sum of the taps, or 1 when that is 0)", -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,

@@ -66,6 +66,32 @@ TEST(ConvolveElement, BadKernelIsRefusedAndTheOldKept) {
   gst_object_unref(e);
 }
 
+// The kernel as a GStreamer array (gst-launch syntax): the same kernel, its
+// text form in `kernel`; a non-square array refused.
+TEST(ConvolveElement, KernelAsAGStreamerArray) {
+  GstElement* e = gst_element_factory_make("cudaconvolve", nullptr);
+  ASSERT_NE(e, nullptr);
+  gst_util_set_object_arg(G_OBJECT(e), "kernel-array", "<1, 2, 1, 2, 4, 2, 1, 2, 1>");
+  gchar* k = nullptr;
+  g_object_get(e, "kernel", &k, nullptr);
+  EXPECT_STREQ(k, "1 2 1; 2 4 2; 1 2 1");
+  g_free(k);
+  gst_util_set_object_arg(G_OBJECT(e), "kernel-array", "<1, 2>");  // warns
+  g_object_get(e, "kernel", &k, nullptr);
+  EXPECT_STREQ(k, "1 2 1; 2 4 2; 1 2 1");
+  g_free(k);
+  gst_object_unref(e);
+
+  const ImageDesc d{PixelFormat::GRAY8, 40, 20};
+  GstHarness* h = harness_with("cudaconvolve", "backend=cpu kernel-array=\"<0, -1, 0, -1, 5, -1, 0, -1, 0>\"");
+  const std::string caps = caps_string(d);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  HostImage src(d);
+  src.fill_random(4);
+  EXPECT_TRUE(bytes_equal(push_pull(h, src).view(), op_output(src, "0 -1 0; -1 5 -1; 0 -1 0").view()));
+  gst_harness_teardown(h);
+}
+
 TEST(ConvolveElement, CudaMemoryChain) {
   SKIP_WITHOUT_GPU();
   SKIP_UNLESS_GPU_READY(have_element("cudaupload") && have_element("cudadownload"),
