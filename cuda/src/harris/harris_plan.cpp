@@ -5,16 +5,24 @@
 
 #include "cudafx/harris.hpp"
 #include "cudafx/rgb_luma.hpp"
+#include "cudafx/sobel_taps.hpp"
 
 namespace cudafx {
 namespace {
 
-// Sobel taps of size 3, 5, 7 (cv::getDerivKernels, first derivative and
-// smoothing) and the binomial window taps (the smoothing taps again).
-constexpr int kDeriv[3][kHarrisMaxTaps] = {
-    {-1, 0, 1}, {-1, -2, 0, 2, 1}, {-1, -4, -5, 0, 5, 4, 1}};
-constexpr int kSmooth[3][kHarrisMaxTaps] = {
-    {1, 2, 1}, {1, 4, 6, 4, 1}, {1, 6, 15, 20, 15, 6, 1}};
+// Sobel taps of size 3, 5, 7 (sobel_taps.hpp) and the binomial window taps
+// (the smoothing taps again), as tables indexed [(size - 3) / 2][tap].
+static_assert(kSobelMaxTaps <= kHarrisMaxTaps, "Harris plans hold Sobel taps");
+struct SobelTable {
+  int t[3][kSobelMaxTaps];
+  explicit SobelTable(bool derivative) : t{} {
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 2 * i + 3; k++)
+        t[i][k] = sobel_tap(i + 1, k, derivative);
+  }
+  const int* operator[](int i) const { return t[i]; }
+};
+const SobelTable kDeriv(true), kSmooth(false);
 
 bool is_size(int v) { return v == 3 || v == 5 || v == 7; }
 

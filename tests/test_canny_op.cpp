@@ -1,0 +1,180 @@
+// The Canny op against cv::Canny: the same edge map, byte for byte, for
+// every aperture, both norms and several thresholds on structured frames
+// and photographs, through the grey conversion of RGB and the luma plane of
+// YUV; a long weak chain reached from one strong pixel (connectivity over
+// the whole frame); the errors; CUDA against CPU byte for byte.
+#include <gtest/gtest.h>
+#include <opencv2/imgproc.hpp>
+
+#include <memory>
+#include <random>
+#include <string>
+
+#include "cudafx/canny.hpp"
+#include "support/gpu.hpp"
+#include "support/host_image.hpp"
+#include "support/testdata.hpp"
+
+using namespace cudafx;
+using testing_support::HostImage;
+
+namespace {
+
+// Blocks of random levels, blurred a little, plus noise: edges of every
+// direction and weak ones.
+HostImage structured(const ImageDesc& d, uint32_t seed) {
+  HostImage img(d, 3);
+  img.fill_random(seed);
+  const FormatInfo& fi = format_info(d.format);
+  std::mt19937 rng(seed);
+  std::vector<int> levels(64);
+  for (int& l : levels)
+    l = static_cast<int>(rng() % 200) + 20;
+  for (int p = 0; p < fi.n_planes; p++) {
+    const PlaneView v = img.view().plane(p);
+    const int C = fi.planes[p].channels;
+    for (int y = 0; y < v.height; y++)
+      for (int x = 0; x < v.width; x++) {
+        const int block = ((x + y / 3) / 11 % 8) * 8 + (y + x / 5) / 13 % 8;
+        for (int c = 0; c < C; c++)
+          v.data[y * v.pitch + x * C + c] = static_cast<uint8_t>(
+              std::min(255, levels[(block + c) % 64] + static_cast<int>(rng() % 9)));
+      }
+  }
+  return img;
+}
+
+cv::Mat grey_of(const HostImage& img) {
+  const ImageDesc d = img.desc();
+  if (d.format == PixelFormat::RGBA) {
+    cv::Mat g;
+    cv::cvtColor(img.plane_mat(0), g, cv::COLOR_RGBA2GRAY);
+    return g;
+  }
+  return img.plane_mat(0).clone();
+}
+
+HostImage edges_cpu(const HostImage& src, const CannyParams& p) {
+  std::unique_ptr<CannyOp> op;
+  EXPECT_TRUE(CannyOp::create(Backend::Cpu, src.desc(), p, &op).is_ok());
+  HostImage e({PixelFormat::GRAY8, src.desc().width, src.desc().height}, 2);
+  if (op) {
+    const Status s = op->submit(nullptr, src.view(), e.view().plane(0));
+    EXPECT_TRUE(s.is_ok()) << s.message();
+  }
+  return e;
+}
+
+int differing(const HostImage& a, const cv::Mat& b) {
+  int n = 0;
+  const PlaneView v = a.view().plane(0);
+  for (int y = 0; y < v.height; y++)
+    for (int x = 0; x < v.width; x++)
+      n += v.data[y * v.pitch + x] != b.at<uint8_t>(y, x);
+  return n;
+}
+
+}  // namespace
+
+TEST(Canny, EqualsOpenCVOnStructuredFrames) {
+  uint32_t seed = 1;
+  for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::RGBA, PixelFormat::NV12}) {
+    for (int aperture : {3, 5, 7}) {
+      for (bool l2 : {false, true}) {
+        const HostImage src = structured({f, 97, 61}, seed++);
+        const double scale = aperture == 3 ? 1 : (aperture == 5 ? 8 : 60);
+        for (const auto& t : {std::pair<double, double>{30, 90}, {90, 30}, {5, 200}}) {
+          CannyParams p;
+          p.low = t.first * scale;
+          p.high = t.second * scale;
+          p.aperture = aperture;
+          p.l2 = l2;
+          cv::Mat want;
+          cv::Canny(grey_of(src), want, p.low, p.high, aperture, l2);
+          const HostImage got = edges_cpu(src, p);
+          EXPECT_EQ(differing(got, want), 0)
+              << format_info(f).name << " aperture " << aperture << (l2 ? " L2" : " L1") << " "
+              << p.low << "/" << p.high;
+          EXPECT_GT(cv::countNonZero(want), 0) << "a test with no edges proves little";
+        }
+      }
+    }
+  }
+}
+
+TEST(Canny, EqualsOpenCVOnPhotos) {
+  SKIP_WITHOUT_TESTDATA();
+  for (const char* name : {"fruits.jpg", "building.jpg", "sudoku.png"}) {
+    HostImage img;
+    ASSERT_TRUE(testing_support::load_testdata_image(name, PixelFormat::GRAY8, &img));
+    for (bool l2 : {false, true}) {
+      CannyParams p;
+      p.low = 50;
+      p.high = 150;
+      p.l2 = l2;
+      cv::Mat want;
+      cv::Canny(img.plane_mat(0), want, p.low, p.high, 3, l2);
+      EXPECT_EQ(differing(edges_cpu(img, p), want), 0) << name << (l2 ? " L2" : " L1");
+    }
+  }
+}
+
+// A ring of weak gradient 60 pixels long with one strong step: hysteresis
+// follows it all the way (no fixed number of passes).
+TEST(Canny, ConnectivitySpansTheFrame) {
+  HostImage src({PixelFormat::GRAY8, 200, 40});
+  const PlaneView v = src.view().plane(0);
+  for (int y = 0; y < 40; y++)
+    for (int x = 0; x < 200; x++)
+      v.data[y * v.pitch + x] = static_cast<uint8_t>(y < 20 ? 100 : (x < 5 ? 200 : 120));
+  CannyParams p;
+  p.low = 40;
+  p.high = 300;  // only the left end's step (|dy| 4 * 100) is strong
+  cv::Mat want;
+  cv::Canny(src.plane_mat(0), want, p.low, p.high, 3, false);
+  const HostImage got = edges_cpu(src, p);
+  EXPECT_EQ(differing(got, want), 0);
+  EXPECT_GT(cv::countNonZero(want.row(19)) + cv::countNonZero(want.row(20)), 150)
+      << "the weak edge is followed across the frame";
+}
+
+TEST(Canny, Errors) {
+  std::unique_ptr<CannyOp> op;
+  CannyParams p;
+  p.aperture = 4;
+  EXPECT_EQ(CannyOp::create(Backend::Cpu, {PixelFormat::GRAY8, 8, 8}, p, &op).message(),
+            "canny: aperture must be 3, 5 or 7, got 4");
+  p = CannyParams{};
+  ASSERT_TRUE(CannyOp::create(Backend::Cpu, {PixelFormat::GRAY8, 8, 8}, p, &op).is_ok());
+  HostImage src({PixelFormat::GRAY8, 8, 8}), small({PixelFormat::GRAY8, 7, 8});
+  EXPECT_EQ(op->submit(nullptr, src.view(), small.view().plane(0)).message(),
+            "canny: the edge plane must be 8x8 bytes");
+}
+
+TEST(CannyCuda, EqualsCpu) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed = 50;
+  for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::RGBA, PixelFormat::NV12}) {
+    for (int aperture : {3, 5, 7}) {
+      const HostImage src = structured({f, 333, 211}, seed++);
+      CannyParams p;
+      p.aperture = aperture;
+      p.low = aperture == 3 ? 30 : 300;
+      p.high = aperture == 3 ? 90 : 2000;
+      p.l2 = aperture == 5;
+      const HostImage cpu = edges_cpu(src, p);
+      std::unique_ptr<CannyOp> op;
+      ASSERT_TRUE(CannyOp::create(Backend::Cuda, src.desc(), p, &op).is_ok());
+      CudaStream stream;
+      ASSERT_TRUE(stream.create().is_ok());
+      testing_support::DeviceImage din(src.desc()), dout({PixelFormat::GRAY8, 333, 211});
+      ASSERT_TRUE(din.upload(src.view(), stream.get()).is_ok());
+      ASSERT_TRUE(op->submit(stream.get(), din.view(), dout.view().plane(0)).is_ok());
+      HostImage gpu({PixelFormat::GRAY8, 333, 211});
+      ASSERT_TRUE(dout.download(gpu.view(), stream.get()).is_ok());
+      ASSERT_TRUE(stream.synchronize().is_ok());
+      EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+          << format_info(f).name << " aperture " << aperture;
+    }
+  }
+}
