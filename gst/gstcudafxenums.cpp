@@ -125,6 +125,18 @@ gst_cuda_fx_stats_mode_get_type (void)
 }
 
 GType
+gst_cuda_canny_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_CANNY_EDGES, "The edge map: GRAY8, 255 on edges, 0 elsewhere", "edges"},
+    {GST_CUDA_CANNY_OVERLAY, "The frame with its edges drawn in `color`", "overlay"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaCannyMode", values);
+}
+
+GType
 gst_cuda_auto_contrast_channels_get_type (void)
 {
   static GType type = 0;

@@ -86,6 +86,15 @@ typedef enum
 #define GST_TYPE_CUDA_FX_STATS_MODE (gst_cuda_fx_stats_mode_get_type ())
 GType gst_cuda_fx_stats_mode_get_type (void);
 
+/* cudacanny's `mode`. */
+typedef enum
+{
+  GST_CUDA_CANNY_EDGES,
+  GST_CUDA_CANNY_OVERLAY,
+} GstCudaCannyMode;
+#define GST_TYPE_CUDA_CANNY_MODE (gst_cuda_canny_mode_get_type ())
+GType gst_cuda_canny_mode_get_type (void);
+
 /* cudaautocontrast's `channels`. */
 typedef enum
 {

@@ -36,6 +36,7 @@
  * ]| Stamps a label and the running time on frames in CUDA memory.
  */
 #include "gstcudatextoverlay.h"
+#include "gstcudafxcolorimetry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -200,27 +201,6 @@ copy_settings (GstCudaTextOverlay * self)
   return s;
 }
 
-static cudafx::OverlayColorimetry
-colorimetry_of (const GstVideoInfo * info)
-{
-  cudafx::OverlayColorimetry c;
-  switch (GST_VIDEO_INFO_COLORIMETRY (info).matrix) {
-    case GST_VIDEO_COLOR_MATRIX_BT709:
-      c.matrix = cudafx::ColorMatrix::BT709;
-      break;
-    case GST_VIDEO_COLOR_MATRIX_BT2020:
-      c.matrix = cudafx::ColorMatrix::BT2020;
-      break;
-    default:
-      c.matrix = cudafx::ColorMatrix::BT601;
-      break;
-  }
-  c.range = GST_VIDEO_INFO_COLORIMETRY (info).range == GST_VIDEO_COLOR_RANGE_0_255 ||
-      GST_VIDEO_INFO_FORMAT (info) == GST_VIDEO_FORMAT_GRAY8 ?
-      cudafx::ColorRange::Full : cudafx::ColorRange::Limited;
-  return c;
-}
-
 static void
 release_rectangles (GstCudaTextOverlayState * st)
 {
@@ -241,7 +221,7 @@ gst_cuda_text_overlay_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConf
   GstCudaTextOverlayState *st = GST_CUDA_TEXT_OVERLAY (filter)->state;
   st->info = *config.in_info;
   st->backend = config.backend;
-  st->colour = colorimetry_of (config.in_info);
+  st->colour = gst_cuda_fx_overlay_colorimetry (config.in_info);
   static const uint8_t probe[4] = { 0, 0, 0, 0 };
   CUDAFX_TRY (cudafx::check_overlay (config.in, cudafx::OverlayImage { probe, 4, 1, 1 },
           st->colour));

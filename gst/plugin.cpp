@@ -5,6 +5,7 @@
 #include "gstcudadeltadec.h"
 #include "gstcudadeltaenc.h"
 #include "gstcudaautocontrast.h"
+#include "gstcudacanny.h"
 #include "gstcudaconvolve.h"
 #include "gstcudagaussian.h"
 #include "gstcudagreyworld.h"
@@ -32,6 +33,7 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (cudagreyworld, plugin);
   ok |= GST_ELEMENT_REGISTER (cudaautocontrast, plugin);
   ok |= GST_ELEMENT_REGISTER (cudaconvolve, plugin);
+  ok |= GST_ELEMENT_REGISTER (cudacanny, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltaenc, plugin);
   ok |= GST_ELEMENT_REGISTER (cudadeltadec, plugin);
 #if HAVE_TEXT

@@ -49,7 +49,7 @@ if [ "${MEMCHECK:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
     name=$(basename "$t")
     if [ -n "${MEMCHECK_SUITES:-}" ] && [[ " $MEMCHECK_SUITES " != *" $name "* ]]; then continue; fi
     case $name in
-      test_filter_modes|test_filter_idioms|test_gaussian_element|test_upscale_element|test_harris_element|test_corners_meta|test_text_overlay_element|test_overlay_blend|test_shade|test_greyworld_element|test_autocontrast_element|test_convolve_element) filter='*' ;;
+      test_filter_modes|test_filter_idioms|test_gaussian_element|test_upscale_element|test_harris_element|test_corners_meta|test_text_overlay_element|test_overlay_blend|test_shade|test_greyworld_element|test_autocontrast_element|test_convolve_element|test_canny_element) filter='*' ;;
       test_support) continue ;;
       *) filter=$memcheck_filter ;;
     esac

@@ -21,6 +21,7 @@
 //    everything else 0.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -47,17 +48,27 @@ class CannyOp {
   Status set_params(const CannyParams& params);
 
   // Edges of `src` (a view of the op's desc) into `edges` (one plane of
-  // width x height bytes, its pitch). CUDA: device memory, on `stream`;
-  // the hysteresis synchronises the stream every few propagation passes
-  // until nothing changes, so submit returns with the edges complete. CPU:
-  // host memory, on return.
+  // width x height bytes, its pitch): 255 on an edge, else 0. CUDA: device
+  // memory, on `stream`; the hysteresis synchronises the stream every few
+  // propagation passes until nothing changes. CPU: host memory, on return.
   Status submit(StreamHandle stream, const ImageView& src, const PlaneView& edges);
+  // The same edges as an overlay for blend_overlay (overlay_blend.hpp):
+  // `overlay` is width x height pixels of 4 bytes (channels 4), B, G, R, A
+  // premultiplied: the colour `argb` (0xAARRGGBB) premultiplied by its
+  // alpha on an edge, 0 (transparent) elsewhere.
+  Status submit_overlay(StreamHandle stream, const ImageView& src, const PlaneView& overlay,
+                        uint32_t argb);
 
  private:
   CannyOp(Backend backend) : backend_(backend) {}
-  Status submit_cpu(const ImageView& src, const PlaneView& edges);
+  // `colour`: null for 255/0 edges, else premultiplied B, G, R, A bytes
+  // written on edges (4-byte pixels) and zeros elsewhere.
+  Status run(StreamHandle stream, const ImageView& src, const PlaneView& out,
+             const uint8_t* colour);
+  Status submit_cpu(const ImageView& src, const PlaneView& out, const uint8_t* colour);
   Status prepare_cuda();
-  Status submit_cuda(StreamHandle stream, const ImageView& src, const PlaneView& edges);
+  Status submit_cuda(StreamHandle stream, const ImageView& src, const PlaneView& out,
+                     const uint8_t* colour);
 
   Backend backend_;
   ImageDesc desc_;

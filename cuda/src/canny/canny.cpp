@@ -84,15 +84,34 @@ Status CannyOp::set_params(const CannyParams& params) {
 }
 
 Status CannyOp::submit(StreamHandle stream, const ImageView& src, const PlaneView& edges) {
-  CUDAFX_TRY(validate_view(src, desc_, "canny source"));
-  if (!edges.data || edges.width != desc_.width || edges.height != desc_.height ||
-      edges.pitch < static_cast<size_t>(desc_.width))
-    return Status::invalid("canny: the edge plane must be " + std::to_string(desc_.width) + "x" +
-                           std::to_string(desc_.height) + " bytes");
-  return backend_ == Backend::Cpu ? submit_cpu(src, edges) : submit_cuda(stream, src, edges);
+  return run(stream, src, edges, nullptr);
 }
 
-Status CannyOp::submit_cpu(const ImageView& src, const PlaneView& edges) {
+Status CannyOp::submit_overlay(StreamHandle stream, const ImageView& src,
+                               const PlaneView& overlay, uint32_t argb) {
+  // Premultiplied B, G, R, A, each colour byte rounded (c * a + 127) / 255.
+  const unsigned a = argb >> 24;
+  auto pm = [&](int shift) {
+    return static_cast<uint8_t>((((argb >> shift) & 0xff) * a + 127) / 255);
+  };
+  const uint8_t colour[4] = {pm(0), pm(8), pm(16), static_cast<uint8_t>(a)};
+  return run(stream, src, overlay, colour);
+}
+
+Status CannyOp::run(StreamHandle stream, const ImageView& src, const PlaneView& out,
+                    const uint8_t* colour) {
+  CUDAFX_TRY(validate_view(src, desc_, "canny source"));
+  const int bpp = colour ? 4 : 1;
+  if (!out.data || out.width != desc_.width || out.height != desc_.height ||
+      out.pitch < static_cast<size_t>(desc_.width) * bpp)
+    return Status::invalid("canny: the " + std::string(colour ? "overlay" : "edge") +
+                           " plane must be " + std::to_string(desc_.width) + "x" +
+                           std::to_string(desc_.height) + (colour ? " 4-byte pixels" : " bytes"));
+  return backend_ == Backend::Cpu ? submit_cpu(src, out, colour)
+                                  : submit_cuda(stream, src, out, colour);
+}
+
+Status CannyOp::submit_cpu(const ImageView& src, const PlaneView& edges, const uint8_t* colour) {
   const int w = desc_.width, h = desc_.height;
   const size_t n = static_cast<size_t>(w) * h;
   // Scratch: grey bytes, dx and dy (16-bit), magnitudes (32-bit), the map.
@@ -164,9 +183,15 @@ Status CannyOp::submit_cpu(const ImageView& src, const PlaneView& edges) {
   }
   for_bands(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; y++)
-      for (int x = 0; x < w; x++)
-        edges.data[static_cast<size_t>(y) * edges.pitch + x] =
-            map[static_cast<size_t>(y) * w + x] == 2 ? 255 : 0;
+      for (int x = 0; x < w; x++) {
+        const bool edge = map[static_cast<size_t>(y) * w + x] == 2;
+        uint8_t* o = edges.data + static_cast<size_t>(y) * edges.pitch;
+        if (!colour)
+          o[x] = edge ? 255 : 0;
+        else
+          for (int c = 0; c < 4; c++)
+            o[4 * x + c] = edge ? colour[c] : 0;
+      }
   });
   return Status::ok();
 }

@@ -9,7 +9,7 @@
 //      changed; passes are queued 8 at a time and the count read back
 //      (one stream synchronisation) until a round changes nothing: strong
 //      pixels then reach every candidate connected to them, however far;
-//   5. the edges, 255 where strong.
+//   5. the edges, 255 where strong (or an overlay's colour, 0 elsewhere).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -137,11 +137,22 @@ __global__ void hysteresis_kernel(Scratch s, int w, int h) {
     atomicAdd(s.changed, changed);
 }
 
-__global__ void edges_kernel(Scratch s, int w, int h, uint8_t* out, size_t pitch) {
+// colour: 0 for 255/0 bytes, else the premultiplied B, G, R, A bytes of an
+// edge pixel in one word (4-byte pixels, 0 elsewhere).
+__global__ void edges_kernel(Scratch s, int w, int h, uint8_t* out, size_t pitch, int overlay,
+                             uint32_t colour) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h)
     return;
-  out[static_cast<size_t>(y) * pitch + x] = s.map[static_cast<size_t>(y) * w + x] == 2 ? 255 : 0;
+  const bool edge = s.map[static_cast<size_t>(y) * w + x] == 2;
+  uint8_t* o = out + static_cast<size_t>(y) * pitch;
+  if (!overlay) {
+    o[x] = edge ? 255 : 0;
+    return;
+  }
+  const uint32_t v = edge ? colour : 0u;
+  for (int c = 0; c < 4; c++)
+    o[4 * x + c] = static_cast<uint8_t>(v >> (8 * c));
 }
 
 size_t scratch_bytes(int w, int h) {
@@ -156,7 +167,8 @@ Status CannyOp::prepare_cuda() {
   return flag_.allocate(sizeof(unsigned int));
 }
 
-Status CannyOp::submit_cuda(StreamHandle stream, const ImageView& src, const PlaneView& edges) {
+Status CannyOp::submit_cuda(StreamHandle stream, const ImageView& src, const PlaneView& edges,
+                            const uint8_t* colour) {
   cudaStream_t st = stream;
   const int w = desc_.width, h = desc_.height;
   const Scratch s = scratch_of(device_.get(), w, h);
@@ -184,7 +196,11 @@ Status CannyOp::submit_cuda(StreamHandle stream, const ImageView& src, const Pla
     if (*count == 0)
       break;
   }
-  edges_kernel<<<grid, block, 0, st>>>(s, w, h, edges.data, edges.pitch);
+  const uint32_t word = colour ? colour[0] | colour[1] << 8 | colour[2] << 16 |
+                                     static_cast<uint32_t>(colour[3]) << 24
+                              : 0u;
+  edges_kernel<<<grid, block, 0, st>>>(s, w, h, edges.data, edges.pitch, colour != nullptr,
+                                       word);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }

@@ -8,7 +8,7 @@ Status CannyOp::prepare_cuda() {
   return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
 }
 
-Status CannyOp::submit_cuda(StreamHandle, const ImageView&, const PlaneView&) {
+Status CannyOp::submit_cuda(StreamHandle, const ImageView&, const PlaneView&, const uint8_t*) {
   return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
 }
 
