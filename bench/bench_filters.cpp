@@ -3,8 +3,9 @@
 // seed's CPU-vs-GPU table. Not a test: prints tables and writes a Markdown
 // report section.
 //
-// Usage: bench_filters [--out FILE] [--commit SHA] [--npp PATH] [--quick]
-//   --npp: the npp_convolve helper (bench/npp_convolve.cu), if built.
+// Usage: bench_filters [--out FILE] [--commit SHA] [--npp DIR] [--quick]
+//   --npp: the folder holding the npp_convolve and npp_canny helpers
+//   (bench/npp_*.cu), if built.
 //   --quick: small frames and few iterations (a smoke run without a GPU).
 #include <gst/gst.h>
 #include <opencv2/core.hpp>
@@ -20,6 +21,7 @@
 
 #include "bench_support.hpp"
 #include "cudafx/autocontrast.hpp"
+#include "cudafx/canny.hpp"
 #include "cudafx/convolve.hpp"
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/greyworld.hpp"
@@ -262,8 +264,61 @@ ConvolveRow bench_convolve(const Options& o, const DeviceFacts& dev, const Resol
     }
     row.roof = cold_copy(frame_bytes, o.quick ? 5 : 100);
     if (!o.npp.empty())
-      row.npp = helper_times(o.npp + " " + std::to_string(r.w) + " " + std::to_string(r.h) + " " +
-                             std::to_string(k) + (o.quick ? " 5" : " 50"));
+      row.npp = helper_times(o.npp + "/npp_convolve " + std::to_string(r.w) + " " +
+                             std::to_string(r.h) + " " + std::to_string(k) +
+                             (o.quick ? " 5" : " 50"));
+  }
+  return row;
+}
+
+// Canny from RGBA (the grey conversion included), L2, thresholds 50/100.
+ConvolveRow bench_canny(const Options& o, const DeviceFacts& dev, const Resolution& r) {
+  ConvolveRow row;
+  const ImageDesc desc{PixelFormat::RGBA, r.w, r.h};
+  std::vector<uint8_t> src(packed_size(desc)), edges(static_cast<size_t>(r.w) * r.h);
+  fill(src);
+  CannyParams p;
+  p.low = 50;
+  p.high = 100;
+  p.l2 = true;
+  const int reps = o.quick ? 2 : 7;
+  const PlaneView e{edges.data(), static_cast<size_t>(r.w), r.w, r.h, 1};
+  std::unique_ptr<CannyOp> cpu;
+  if (CannyOp::create(Backend::Cpu, desc, p, &cpu).is_ok()) {
+    const ImageView s = packed_view(desc, src.data());
+    (void)cpu->submit(nullptr, s, e);
+    row.cpu = median_ms(reps, [&] { (void)cpu->submit(nullptr, s, e); });
+  }
+  cv::Mat ms(r.h, r.w, CV_8UC4, src.data()), grey, out;
+  auto opencv = [&] {
+    cv::cvtColor(ms, grey, cv::COLOR_RGBA2GRAY);
+    cv::Canny(grey, out, p.low, p.high, 3, true);
+  };
+  opencv();
+  row.opencv = median_ms(reps, opencv);
+  if (dev.gpu) {
+    const size_t in_bytes = packed_size(desc, kRowAlign), out_bytes = align_row(r.w) * r.h;
+    CudaStream stream;
+    std::unique_ptr<CannyOp> op;
+    Status st = stream.create();
+    if (st.is_ok())
+      st = CannyOp::create(Backend::Cuda, desc, p, &op);
+    if (st.is_ok()) {
+      const std::vector<uint8_t> staged = padded_rows(desc, src);
+      row.cuda = time_cold_hot(
+          stream.get(), in_bytes, out_bytes, staged.data(), o.quick,
+          [&](uint8_t* in, uint8_t* out) {
+            return op->submit(stream.get(), packed_view(desc, in, kRowAlign),
+                              PlaneView{out, align_row(r.w), r.w, r.h, 1});
+          },
+          &row.notes);
+    } else {
+      row.notes += "CUDA op: " + st.message() + "; ";
+    }
+    row.roof = cold_copy(in_bytes, o.quick ? 5 : 100);
+    if (!o.npp.empty())
+      row.npp = helper_times(o.npp + "/npp_canny " + std::to_string(r.w) + " " +
+                             std::to_string(r.h) + " 50 100" + (o.quick ? " 5" : " 50"));
   }
   return row;
 }
@@ -322,7 +377,7 @@ int main(int argc, char** argv) {
     else if (a == "--npp" && i + 1 < argc) o.npp = argv[++i];
     else if (a == "--quick") o.quick = true;
     else {
-      fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--npp PATH] [--quick]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--npp DIR] [--quick]\n", argv[0]);
       return 2;
     }
   }
@@ -422,6 +477,33 @@ int main(int argc, char** argv) {
      << (vs_npp[0] < 0 ? "not measured" : vs_npp[0] >= 3 ? "yes" : "**no**") << " |\n"
      << "| 15x15 >= 5x NPP | " << cell(vs_npp[1], "%.2fx") << " | "
      << (vs_npp[1] < 0 ? "not measured" : vs_npp[1] >= 5 ? "yes" : "**no**") << " |\n\n";
+  write_report_section(o.out, "bench_filters", md.str());
+
+  md << "### Canny (`cudacanny`'s op), from RGBA\n\n"
+        "The grey conversion, Sobel 3x3, L2 norm, thresholds 50 and 100, hysteresis: our op "
+        "from an RGBA frame to the edge map (its CUDA hysteresis synchronises the stream a few "
+        "times a frame; the events cover it), *OpenCV* `cv::cvtColor` + `cv::Canny`, *NPP* "
+        "`nppiRGBToGray_8u_AC4C1R` + `nppiFilterCannyBorder_8u_C1R` by `bench/npp_canny`.\n\n";
+  md << "| resolution | CPU | OpenCV | CUDA cold | CUDA hot | NPP cold | vs NPP | GPU vs CPU | "
+        "GPU vs OpenCV |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  double canny_vs_npp = -1;
+  for (const Resolution& r : res) {
+    const ConvolveRow c = bench_canny(o, dev, r);
+    const double ratio = c.npp.ms > 0 && c.cuda.cold > 0 ? c.npp.ms / c.cuda.cold : -1;
+    if (r.w == 3840)
+      canny_vs_npp = ratio;
+    md << "| " << r.name << " | " << cell(c.cpu) << " | " << cell(c.opencv) << " | "
+       << cell(c.cuda.cold, "%.4f") << " | " << cell(c.cuda.hot, "%.4f") << " | "
+       << cell(c.npp.ms, "%.4f") << " | " << cell(ratio, "%.2fx") << " | "
+       << cell(c.cuda.cold > 0 ? c.cpu / c.cuda.cold : -1, "%.0fx") << " | "
+       << cell(c.cuda.cold > 0 ? c.opencv / c.cuda.cold : -1, "%.0fx") << " |\n";
+    if (!c.notes.empty())
+      notes += std::string("- canny ") + r.name + ": " + c.notes + "\n";
+    fprintf(stderr, "canny %s done\n", r.name);
+  }
+  md << "\n| target (2160p, issue #17) | measured | met |\n|---|---|---|\n"
+     << "| Canny from RGBA >= 2x NPP | " << cell(canny_vs_npp, "%.2fx") << " | "
+     << (canny_vs_npp < 0 ? "not measured" : canny_vs_npp >= 2 ? "yes" : "**no**") << " |\n\n";
   write_report_section(o.out, "bench_filters", md.str());
 
   md << "### Element throughput, frames/s\n\n"
