@@ -36,11 +36,7 @@ using namespace bench;
 
 namespace {
 
-struct Options {
-  std::string out = "docs/benchmarks.md";
-  std::string commit = "unknown";
-  bool quick = false;
-};
+using Options = BenchOptions;
 
 constexpr int kMaxChain = 5;
 
@@ -99,16 +95,8 @@ double kernel_ms(const Chain& c, const ImageDesc& d, bool quick, std::string* no
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; i++) {
-    const std::string a = argv[i];
-    if (a == "--out" && i + 1 < argc) o.out = argv[++i];
-    else if (a == "--commit" && i + 1 < argc) o.commit = argv[++i];
-    else if (a == "--quick") o.quick = true;
-    else {
-      fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
+  if (!parse_options(argc, argv, false, &o))
+    return 2;
   gst_init(&argc, &argv);
   const DeviceFacts dev = measure_device();
   const time_t now = time(nullptr);

@@ -36,12 +36,7 @@ using namespace bench;
 
 namespace {
 
-struct Options {
-  std::string out = "docs/benchmarks.md";
-  std::string commit = "unknown";
-  std::string npp;
-  bool quick = false;
-};
+using Options = BenchOptions;
 
 enum class Filter { GreyWorld, ContrastPerChannel, ContrastLuma };
 struct FilterCase {
@@ -370,17 +365,8 @@ ElementRow bench_element(const Options& o, const DeviceFacts& dev, const Resolut
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; i++) {
-    const std::string a = argv[i];
-    if (a == "--out" && i + 1 < argc) o.out = argv[++i];
-    else if (a == "--commit" && i + 1 < argc) o.commit = argv[++i];
-    else if (a == "--npp" && i + 1 < argc) o.npp = argv[++i];
-    else if (a == "--quick") o.quick = true;
-    else {
-      fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--npp DIR] [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
+  if (!parse_options(argc, argv, true, &o))
+    return 2;
   gst_init(&argc, &argv);
   cv::setNumThreads(std::thread::hardware_concurrency());
   const DeviceFacts dev = measure_device();

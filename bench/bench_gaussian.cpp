@@ -47,11 +47,7 @@ struct KernelCase {
 };
 const KernelCase kKernels[] = {{"3x3 (σ=0.8)", 3, 0.8}, {"5x5 (σ=1.1)", 5, 1.1}, {"σ=3 (19x19)", 0, 3.0}};
 
-struct Options {
-  std::string out = "docs/benchmarks.md";
-  std::string commit = "unknown";
-  std::string npp;
-  bool quick = false;
+struct Options : BenchOptions {
   bool profile = false;  // only the 5x5 2160p kernel, for a profiler
   bool profile_element = false;  // only the 2160p system-memory element run
 };
@@ -192,19 +188,9 @@ ElementRow bench_element(const Options& o, const DeviceFacts& dev, const Resolut
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; i++) {
-    const std::string a = argv[i];
-    if (a == "--out" && i + 1 < argc) o.out = argv[++i];
-    else if (a == "--commit" && i + 1 < argc) o.commit = argv[++i];
-    else if (a == "--npp" && i + 1 < argc) o.npp = argv[++i];
-    else if (a == "--quick") o.quick = true;
-    else if (a == "--profile-kernel") o.profile = true;
-    else if (a == "--profile-element") o.profile_element = true;
-    else {
-      fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--npp PATH] [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
+  if (!parse_options(argc, argv, true, &o,
+                     {{"--profile-kernel", &o.profile}, {"--profile-element", &o.profile_element}}))
+    return 2;
   gst_init(&argc, &argv);
   cv::setNumThreads(std::thread::hardware_concurrency());
   if (o.profile) {

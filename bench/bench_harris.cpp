@@ -62,11 +62,7 @@ const SeedRow kSeedRows[] = {{{"512x384", 512, 384}, 43.959, 16},
                              {{"2048x2048", 2048, 2048}, 2508.027, 62},
                              {{"4096x4096", 4096, 4096}, -1, 73}};
 
-struct Options {
-  std::string out = "docs/benchmarks.md";
-  std::string commit = "unknown";
-  std::string npp;
-  bool quick = false;
+struct Options : BenchOptions {
   bool profile = false;  // only the 2160p g5 b5 detector, for a profiler
 };
 
@@ -474,20 +470,8 @@ HarrisParams seed_params() {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; i++) {
-    const std::string a = argv[i];
-    if (a == "--out" && i + 1 < argc) o.out = argv[++i];
-    else if (a == "--commit" && i + 1 < argc) o.commit = argv[++i];
-    else if (a == "--npp" && i + 1 < argc) o.npp = argv[++i];
-    else if (a == "--quick") o.quick = true;
-    else if (a == "--profile-detector") o.profile = true;
-    else {
-      fprintf(stderr,
-              "usage: %s [--out FILE] [--commit SHA] [--npp PATH] [--quick] [--profile-detector]\n",
-              argv[0]);
-      return 2;
-    }
-  }
+  if (!parse_options(argc, argv, true, &o, {{"--profile-detector", &o.profile}}))
+    return 2;
   gst_init(&argc, &argv);
   cv::setNumThreads(std::thread::hardware_concurrency());
   if (o.profile) {

@@ -18,6 +18,37 @@ using namespace cudafx;
 
 namespace bench {
 
+bool parse_options(int argc, char** argv, bool takes_npp, BenchOptions* o,
+                   std::initializer_list<std::pair<const char*, bool*>> flags) {
+  for (int i = 1; i < argc; i++) {
+    const std::string a = argv[i];
+    bool known = true;
+    if (a == "--out" && i + 1 < argc) {
+      o->out = argv[++i];
+    } else if (a == "--commit" && i + 1 < argc) {
+      o->commit = argv[++i];
+    } else if (takes_npp && a == "--npp" && i + 1 < argc) {
+      o->npp = argv[++i];
+    } else if (a == "--quick") {
+      o->quick = true;
+    } else {
+      known = false;
+      for (const auto& f : flags)
+        if (a == f.first)
+          *f.second = known = true;
+    }
+    if (!known) {
+      std::string usage = std::string("usage: ") + argv[0] + " [--out FILE] [--commit SHA]" +
+                          (takes_npp ? " [--npp PATH]" : "") + " [--quick]";
+      for (const auto& f : flags)
+        usage += std::string(" [") + f.first + "]";
+      fprintf(stderr, "%s\n", usage.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }

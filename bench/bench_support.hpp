@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <initializer_list>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,21 @@ struct Resolution {
 inline constexpr Resolution kResolutions[] = {
     {"480p", 640, 480}, {"720p", 1280, 720}, {"1080p", 1920, 1080},
     {"1440p", 2560, 1440}, {"2160p", 3840, 2160}};
+
+// The options every benchmark program takes: --out FILE (the report,
+// default docs/benchmarks.md), --commit SHA (named in it), --npp PATH (the
+// NPP helper or their folder, where the program has NPP peers) and --quick
+// (small frames, few iterations: a smoke run without a GPU).
+struct BenchOptions {
+  std::string out = "docs/benchmarks.md";
+  std::string commit = "unknown";
+  std::string npp;
+  bool quick = false;
+};
+// Parses argv into `o` and the program's own flags (name, where to set
+// true); prints a usage line naming them and returns false on anything else.
+bool parse_options(int argc, char** argv, bool takes_npp, BenchOptions* o,
+                   std::initializer_list<std::pair<const char*, bool*>> flags = {});
 
 using Clock = std::chrono::steady_clock;
 

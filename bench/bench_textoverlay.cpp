@@ -70,11 +70,7 @@ const Case kCases[] = {{CaseKind::Static, "static text", "textoverlay"},
                        {CaseKind::TimeCode, "time code", "timeoverlay"},
                        {CaseKind::Clock, "clock", "clockoverlay"}};
 
-struct Options {
-  std::string out = "docs/benchmarks.md";
-  std::string commit = "unknown";
-  bool quick = false;
-};
+using Options = BenchOptions;
 
 // ---- small statistics ----
 
@@ -845,16 +841,8 @@ void bench_ops(const Options& o, const DeviceFacts& dev, const Resolution& r, co
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; i++) {
-    const std::string a = argv[i];
-    if (a == "--out" && i + 1 < argc) o.out = argv[++i];
-    else if (a == "--commit" && i + 1 < argc) o.commit = argv[++i];
-    else if (a == "--quick") o.quick = true;
-    else {
-      fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
+  if (!parse_options(argc, argv, false, &o))
+    return 2;
   gst_init(&argc, &argv);
   for (const char* f : {"cudatextoverlay", "textoverlay", "timeoverlay", "clockoverlay", "identity"}) {
     GstElementFactory* fac = gst_element_factory_find(f);

@@ -52,11 +52,7 @@ const Method kMethods[] = {
     {ResizeMethod::Bilinear, "bilinear", "bilinear", cv::INTER_LINEAR, 2},
     {ResizeMethod::Bicubic, "bicubic", "catrom", cv::INTER_CUBIC, 4}};
 
-struct Options {
-  std::string out = "docs/benchmarks.md";
-  std::string commit = "unknown";
-  std::string npp;
-  bool quick = false;
+struct Options : BenchOptions {
   bool profile = false;  // only the 2160p kernels, for a profiler
 };
 
@@ -180,18 +176,8 @@ ElementRow bench_element(const Options& o, const DeviceFacts& dev, const Case& c
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; i++) {
-    const std::string a = argv[i];
-    if (a == "--out" && i + 1 < argc) o.out = argv[++i];
-    else if (a == "--commit" && i + 1 < argc) o.commit = argv[++i];
-    else if (a == "--npp" && i + 1 < argc) o.npp = argv[++i];
-    else if (a == "--quick") o.quick = true;
-    else if (a == "--profile-kernel") o.profile = true;
-    else {
-      fprintf(stderr, "usage: %s [--out FILE] [--commit SHA] [--npp PATH] [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
+  if (!parse_options(argc, argv, true, &o, {{"--profile-kernel", &o.profile}}))
+    return 2;
   gst_init(&argc, &argv);
   cv::setNumThreads(std::thread::hardware_concurrency());
   if (o.profile) {
