@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang under AddressSanitizer and
 # UndefinedBehaviorSanitizer and fuzzes each for a bounded number of runs:
-# the delta decoder (RUNS, from a seed corpus of valid streams) and, where
-# pangocairo is, cudatextoverlay's text input (RUNS / 20: each run lays out
-# and paints text).
+# the delta decoder (RUNS, from a seed corpus of valid streams),
+# cudaconvolve's kernel text (RUNS / 4: each run plans and filters a small
+# frame) and, where pangocairo is, cudatextoverlay's text input (RUNS / 20:
+# each run lays out and paints text).
 #   scripts/fuzz.sh [RUNS]      (default 200000; -1 runs until stopped)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,17 @@ fuzz() {
 }
 
 fuzz fuzz_delta_decoder "$runs" "$out/corpus" -max_len=16384
+
+# cudaconvolve's kernel property.
+kernel_runs=$(( runs < 0 ? -1 : runs / 4 ))
+convsrcs="cuda/src/common/image.cpp cuda/src/common/parallel.cpp cuda/src/common/cuda_resources_none.cpp cuda/src/convolve/convolve_plan.cpp cuda/src/convolve/convolve_cpu.cpp cuda/src/convolve/convolve_cuda_none.cpp"
+# shellcheck disable=SC2086
+clang++ $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  tests/fuzz/fuzz_convolve_kernel.cpp $convsrcs -lpthread -o "$out/fuzz_convolve_kernel"
+mkdir -p "$out/kernel-corpus"
+printf '\x04\x00\xff\xff\x00\x05 1 2 1; 2 4 2; 1 2 1' > "$out/kernel-corpus/seed1"
+printf '\x00\x80\x01\x02\x06\x31-1 0 1\n-2,0,2\n-1 0 1' > "$out/kernel-corpus/seed2"
+fuzz fuzz_convolve_kernel "$kernel_runs" "$out/kernel-corpus" -max_len=2048
 
 # cudatextoverlay's text input: Pango and fontconfig keep caches for the
 # life of the process, which LeakSanitizer would report, so leaks are not

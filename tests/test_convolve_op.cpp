@@ -186,6 +186,9 @@ TEST(ConvolvePlan, Errors) {
   p = kernel("1 1 1");
   p.taps.pop_back();
   EXPECT_EQ(plan_convolve(d, p, &plan).message(), "convolution kernel: 2 taps for 3x1");
+  p = kernel("1e300 1 1", 1e-300);
+  EXPECT_EQ(plan_convolve(d, p, &plan).message(),
+            "convolution: a tap divided by the divisor is out of float range");
 }
 
 // Every format and border; kernels of every kind; an anchor off the centre.

@@ -139,9 +139,17 @@ Status plan_convolve(const ImageDesc& desc, const ConvolveParams& p, ConvolvePla
     plan.ioffset = static_cast<int>(p.offset);
     plan.separable = split_separable(plan.itaps, w, h, &plan.col, &plan.row);
   } else {
+    // Taps and offset must stay floats (a double past FLT_MAX has no float).
+    constexpr double kFloatMax = 3.0e38;
+    if (std::fabs(p.offset) > kFloatMax)
+      return Status::invalid("convolution: offset out of float range");
     plan.ftaps.resize(p.taps.size());
-    for (size_t i = 0; i < p.taps.size(); i++)
-      plan.ftaps[i] = static_cast<float>(p.taps[i] / divisor);
+    for (size_t i = 0; i < p.taps.size(); i++) {
+      const double w = p.taps[i] / divisor;
+      if (!(std::fabs(w) <= kFloatMax))
+        return Status::invalid("convolution: a tap divided by the divisor is out of float range");
+      plan.ftaps[i] = static_cast<float>(w);
+    }
     plan.foffset = static_cast<float>(p.offset);
   }
 
