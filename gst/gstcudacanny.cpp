@@ -33,6 +33,7 @@
 #include "cudafx/overlay_blend.hpp"
 #include "gstcudafxcolorimetry.h"
 #include "gstcudafxenums.h"
+#include "gstcudafxpending.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_canny_debug);
 #define GST_CAT_DEFAULT gst_cuda_canny_debug
@@ -63,9 +64,8 @@ struct GstCudaCannySettings
 struct GstCudaCannyState
 {
   /* properties, under the object lock */
-  GstCudaCannySettings settings;
+  GstCudaFxPending < GstCudaCannySettings > settings;
   GstCudaCannyMode mode = GST_CUDA_CANNY_EDGES;
-  bool changed = false;
 
   /* streaming thread */
   GstCudaCannySettings current;
@@ -111,21 +111,27 @@ gst_cuda_canny_transform_video_caps (GstCudaFxFilter * filter, GstPadDirection d
   return ret;
 }
 
-/* (Re)builds the ops for the current settings: Canny, and the blur when
- * blur-sigma is set, with their scratch. */
+/* Makes the ops follow `next`: the Canny op built once, then given new
+ * parameters (no new scratch); the blur (re)built when blur-sigma changes,
+ * dropped at 0. */
 static cudafx::Status
-build (GstCudaCanny * self)
+apply_settings (GstCudaCanny * self, const GstCudaCannySettings & next)
 {
   GstCudaCannyState *st = self->state;
-  GST_OBJECT_LOCK (self);
-  st->current = st->settings;
-  st->changed = false;
-  GST_OBJECT_UNLOCK (self);
-  CUDAFX_TRY (cudafx::CannyOp::create (st->backend, st->desc, st->current.canny, &st->op));
+  if (st->op)
+    CUDAFX_TRY (st->op->set_params (next.canny));
+  else
+    CUDAFX_TRY (cudafx::CannyOp::create (st->backend, st->desc, next.canny, &st->op));
+  /* (setup drops the blur: a new size or format rebuilds it) */
+  const bool blur_changed = next.blur_sigma != st->current.blur_sigma ||
+      (next.blur_sigma > 0) != static_cast < bool > (st->blur);
+  st->current = next;
+  if (!blur_changed)
+    return cudafx::Status::ok ();
   st->blur.reset ();
-  if (st->current.blur_sigma > 0) {
+  if (next.blur_sigma > 0) {
     cudafx::GaussianParams g;
-    g.sigma_x = st->current.blur_sigma;
+    g.sigma_x = next.blur_sigma;
     CUDAFX_TRY (cudafx::GaussianOp::create (st->backend, st->desc, g, &st->blur));
     const size_t bytes = cudafx::packed_size (st->desc);
     if (st->backend == cudafx::Backend::Cuda) {
@@ -146,7 +152,9 @@ gst_cuda_canny_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConfig & co
   st->backend = config.backend;
   st->desc = config.in;
   st->colour = gst_cuda_fx_overlay_colorimetry (config.in_info);
-  CUDAFX_TRY (build (self));
+  st->op.reset ();              /* a new size or format: built anew */
+  st->blur.reset ();
+  CUDAFX_TRY (apply_settings (self, st->settings.take (self)));
   if (get_mode (self) == GST_CUDA_CANNY_OVERLAY) {
     /* a BGRA overlay of the frame's size */
     const size_t bytes = static_cast < size_t > (config.in.width) * config.in.height * 4;
@@ -166,12 +174,10 @@ gst_cuda_canny_process (GstCudaFxFilter * filter, const cudafx::ImageView & src,
 {
   GstCudaCanny *self = GST_CUDA_CANNY (filter);
   GstCudaCannyState *st = self->state;
-  GST_OBJECT_LOCK (self);
-  const bool changed = st->changed;
-  const GstCudaCannyMode mode = st->mode;
-  GST_OBJECT_UNLOCK (self);
-  if (changed)
-    CUDAFX_TRY (build (self));
+  const GstCudaCannyMode mode = get_mode (self);
+  GstCudaCannySettings next;
+  if (st->settings.take_if_changed (self, &next))
+    CUDAFX_TRY (apply_settings (self, next));
   const bool cuda = st->backend == cudafx::Backend::Cuda;
   cudafx::ImageView frame = src;
   if (st->blur) {
@@ -215,7 +221,7 @@ gst_cuda_canny_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCudaCanny *self = GST_CUDA_CANNY (object);
-  GstCudaCannySettings & s = self->state->settings;
+  GstCudaCannySettings & s = self->state->settings.value;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_LOW:
@@ -251,7 +257,7 @@ gst_cuda_canny_set_property (GObject * object, guint prop_id,
       GST_OBJECT_UNLOCK (self);
       return;
   }
-  self->state->changed = true;
+  self->state->settings.changed = true;
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -260,7 +266,7 @@ gst_cuda_canny_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
   GstCudaCanny *self = GST_CUDA_CANNY (object);
-  const GstCudaCannySettings & s = self->state->settings;
+  const GstCudaCannySettings & s = self->state->settings.value;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_LOW:
@@ -358,6 +364,6 @@ static void
 gst_cuda_canny_init (GstCudaCanny * self)
 {
   self->state = new GstCudaCannyState ();
-  self->state->settings.canny.low = DEFAULT_LOW;
-  self->state->settings.canny.high = DEFAULT_HIGH;
+  self->state->settings.value.canny.low = DEFAULT_LOW;
+  self->state->settings.value.canny.high = DEFAULT_HIGH;
 }

@@ -32,6 +32,7 @@
 
 #include "cudafx/convolve.hpp"
 #include "gstcudafxenums.h"
+#include "gstcudafxpending.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_convolve_debug);
 #define GST_CAT_DEFAULT gst_cuda_convolve_debug
@@ -56,8 +57,7 @@ struct GstCudaConvolveState
 {
   /* properties, under the object lock (kernel: the text form of params') */
   std::string kernel = DEFAULT_KERNEL;
-  cudafx::ConvolveParams params;
-  bool changed = false;
+  GstCudaFxPending < cudafx::ConvolveParams > params;
 
   /* streaming thread */
   std::unique_ptr < cudafx::ConvolveOp > op;
@@ -73,22 +73,12 @@ G_DEFINE_TYPE (GstCudaConvolve, gst_cuda_convolve, GST_TYPE_CUDA_FX_FILTER);
 GST_ELEMENT_REGISTER_DEFINE (cudaconvolve, "cudaconvolve", GST_RANK_NONE,
     GST_TYPE_CUDA_CONVOLVE);
 
-static cudafx::ConvolveParams
-take_params (GstCudaConvolve * self)
-{
-  GST_OBJECT_LOCK (self);
-  cudafx::ConvolveParams p = self->state->params;
-  self->state->changed = false;
-  GST_OBJECT_UNLOCK (self);
-  return p;
-}
-
 static cudafx::Status
 gst_cuda_convolve_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConfig & config)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE (filter);
-  return cudafx::ConvolveOp::create (config.backend, config.in, take_params (self),
-      &self->state->op);
+  return cudafx::ConvolveOp::create (config.backend, config.in,
+      self->state->params.take (self), &self->state->op);
 }
 
 static cudafx::Status
@@ -96,11 +86,9 @@ gst_cuda_convolve_process (GstCudaFxFilter * filter, const cudafx::ImageView & s
     const cudafx::ImageView & dst, cudafx::StreamHandle stream)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE (filter);
-  GST_OBJECT_LOCK (self);
-  const bool changed = self->state->changed;
-  GST_OBJECT_UNLOCK (self);
-  if (changed)
-    CUDAFX_TRY (self->state->op->set_params (take_params (self)));
+  cudafx::ConvolveParams p;
+  if (self->state->params.take_if_changed (self, &p))
+    CUDAFX_TRY (self->state->op->set_params (p));
   return self->state->op->submit (stream, src, dst);
 }
 
@@ -179,40 +167,40 @@ gst_cuda_convolve_set_property (GObject * object, guint prop_id,
     }
     GST_OBJECT_LOCK (self);
     st->kernel = kernel_text (parsed);
-    st->params.width = parsed.width;
-    st->params.height = parsed.height;
-    st->params.taps = parsed.taps;
-    st->changed = true;
+    st->params.value.width = parsed.width;
+    st->params.value.height = parsed.height;
+    st->params.value.taps = parsed.taps;
+    st->params.changed = true;
     GST_OBJECT_UNLOCK (self);
     return;
   }
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_DIVISOR:
-      st->params.divisor = g_value_get_double (value);
+      st->params.value.divisor = g_value_get_double (value);
       break;
     case PROP_OFFSET:
-      st->params.offset = g_value_get_double (value);
+      st->params.value.offset = g_value_get_double (value);
       break;
     case PROP_ANCHOR_X:
-      st->params.anchor_x = g_value_get_int (value);
+      st->params.value.anchor_x = g_value_get_int (value);
       break;
     case PROP_ANCHOR_Y:
-      st->params.anchor_y = g_value_get_int (value);
+      st->params.value.anchor_y = g_value_get_int (value);
       break;
     case PROP_BORDER_MODE:
-      st->params.border = gst_cuda_fx_border_to_op (static_cast < GstCudaFxBorderMode >
+      st->params.value.border = gst_cuda_fx_border_to_op (static_cast < GstCudaFxBorderMode >
           (g_value_get_enum (value)));
       break;
     case PROP_FILTER_CHROMA:
-      st->params.filter_chroma = g_value_get_boolean (value);
+      st->params.value.filter_chroma = g_value_get_boolean (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       GST_OBJECT_UNLOCK (self);
       return;
   }
-  st->changed = true;
+  st->params.changed = true;
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -228,7 +216,7 @@ gst_cuda_convolve_get_property (GObject * object, guint prop_id,
       g_value_set_string (value, st->kernel.c_str ());
       break;
     case PROP_KERNEL_ARRAY:
-      for (double t : st->params.taps) {
+      for (double t : st->params.value.taps) {
         GValue v = G_VALUE_INIT;
         g_value_init (&v, G_TYPE_DOUBLE);
         g_value_set_double (&v, t);
@@ -236,22 +224,22 @@ gst_cuda_convolve_get_property (GObject * object, guint prop_id,
       }
       break;
     case PROP_DIVISOR:
-      g_value_set_double (value, st->params.divisor);
+      g_value_set_double (value, st->params.value.divisor);
       break;
     case PROP_OFFSET:
-      g_value_set_double (value, st->params.offset);
+      g_value_set_double (value, st->params.value.offset);
       break;
     case PROP_ANCHOR_X:
-      g_value_set_int (value, st->params.anchor_x);
+      g_value_set_int (value, st->params.value.anchor_x);
       break;
     case PROP_ANCHOR_Y:
-      g_value_set_int (value, st->params.anchor_y);
+      g_value_set_int (value, st->params.value.anchor_y);
       break;
     case PROP_BORDER_MODE:
-      g_value_set_enum (value, gst_cuda_fx_border_from_op (st->params.border));
+      g_value_set_enum (value, gst_cuda_fx_border_from_op (st->params.value.border));
       break;
     case PROP_FILTER_CHROMA:
-      g_value_set_boolean (value, st->params.filter_chroma);
+      g_value_set_boolean (value, st->params.value.filter_chroma);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -334,5 +322,5 @@ static void
 gst_cuda_convolve_init (GstCudaConvolve * self)
 {
   self->state = new GstCudaConvolveState ();
-  (void) cudafx::parse_convolve_kernel (DEFAULT_KERNEL, &self->state->params);
+  (void) cudafx::parse_convolve_kernel (DEFAULT_KERNEL, &self->state->params.value);
 }

@@ -32,6 +32,7 @@
 #include <memory>
 
 #include "cudafx/gaussian.hpp"
+#include "gstcudafxpending.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_gaussian_debug);
 #define GST_CAT_DEFAULT gst_cuda_gaussian_debug
@@ -56,8 +57,7 @@ enum
 struct GstCudaGaussianState
 {
   /* properties, under the object lock */
-  cudafx::GaussianParams params;
-  bool params_changed = false;
+  GstCudaFxPending < cudafx::GaussianParams > params;
 
   /* streaming thread */
   std::unique_ptr < cudafx::GaussianOp > op;
@@ -73,22 +73,12 @@ G_DEFINE_TYPE (GstCudaGaussian, gst_cuda_gaussian, GST_TYPE_CUDA_FX_FILTER);
 GST_ELEMENT_REGISTER_DEFINE (cudagaussian, "cudagaussian", GST_RANK_NONE,
     GST_TYPE_CUDA_GAUSSIAN);
 
-static cudafx::GaussianParams
-take_params (GstCudaGaussian * self)
-{
-  GST_OBJECT_LOCK (self);
-  cudafx::GaussianParams p = self->state->params;
-  self->state->params_changed = false;
-  GST_OBJECT_UNLOCK (self);
-  return p;
-}
-
 static cudafx::Status
 gst_cuda_gaussian_setup (GstCudaFxFilter * filter, const GstCudaFxFilterConfig & config)
 {
   GstCudaGaussian *self = GST_CUDA_GAUSSIAN (filter);
-  return cudafx::GaussianOp::create (config.backend, config.in, take_params (self),
-      &self->state->op);
+  return cudafx::GaussianOp::create (config.backend, config.in,
+      self->state->params.take (self), &self->state->op);
 }
 
 static cudafx::Status
@@ -96,11 +86,8 @@ gst_cuda_gaussian_process (GstCudaFxFilter * filter, const cudafx::ImageView & s
     const cudafx::ImageView & dst, cudafx::StreamHandle stream)
 {
   GstCudaGaussian *self = GST_CUDA_GAUSSIAN (filter);
-  GST_OBJECT_LOCK (self);
-  const bool changed = self->state->params_changed;
-  GST_OBJECT_UNLOCK (self);
-  if (changed) {
-    const cudafx::GaussianParams p = take_params (self);
+  cudafx::GaussianParams p;
+  if (self->state->params.take_if_changed (self, &p)) {
     GST_DEBUG_OBJECT (self, "new parameters: sigma %g/%g, kernel %d, border %d",
         p.sigma_x, p.sigma_y, p.kernel_size_x, static_cast < int >(p.border));
     CUDAFX_TRY (self->state->op->set_params (p));
@@ -119,7 +106,7 @@ gst_cuda_gaussian_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCudaGaussian *self = GST_CUDA_GAUSSIAN (object);
-  cudafx::GaussianParams & p = self->state->params;
+  cudafx::GaussianParams & p = self->state->params.value;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_SIGMA:
@@ -146,7 +133,7 @@ gst_cuda_gaussian_set_property (GObject * object, guint prop_id,
       GST_OBJECT_UNLOCK (self);
       return;
   }
-  self->state->params_changed = true;
+  self->state->params.changed = true;
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -155,7 +142,7 @@ gst_cuda_gaussian_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
   GstCudaGaussian *self = GST_CUDA_GAUSSIAN (object);
-  const cudafx::GaussianParams & p = self->state->params;
+  const cudafx::GaussianParams & p = self->state->params.value;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_SIGMA:
@@ -240,8 +227,9 @@ static void
 gst_cuda_gaussian_init (GstCudaGaussian * self)
 {
   self->state = new GstCudaGaussianState ();
-  self->state->params.sigma_x = DEFAULT_SIGMA;
-  self->state->params.sigma_y = DEFAULT_SIGMA_Y;
-  self->state->params.kernel_size_x = self->state->params.kernel_size_y = DEFAULT_KERNEL_SIZE;
-  self->state->params.border = gst_cuda_fx_border_to_op (DEFAULT_BORDER_MODE);
+  cudafx::GaussianParams & p = self->state->params.value;
+  p.sigma_x = DEFAULT_SIGMA;
+  p.sigma_y = DEFAULT_SIGMA_Y;
+  p.kernel_size_x = p.kernel_size_y = DEFAULT_KERNEL_SIZE;
+  p.border = gst_cuda_fx_border_to_op (DEFAULT_BORDER_MODE);
 }
