@@ -207,7 +207,9 @@ ConvolveParams convolve_params(int k) {
   return p;
 }
 
-struct ConvolveRow {
+// One row of an op timed beside its peers: our CPU backend, OpenCV, our
+// CUDA op (cold and hot), NPP by its helper, and the cold-copy roofline.
+struct PeerRow {
   double cpu = -1, opencv = -1;
   KernelTimes cuda;
   HelperTimes npp;
@@ -215,8 +217,8 @@ struct ConvolveRow {
   std::string notes;
 };
 
-ConvolveRow bench_convolve(const Options& o, const DeviceFacts& dev, const Resolution& r, int k) {
-  ConvolveRow row;
+PeerRow bench_convolve(const Options& o, const DeviceFacts& dev, const Resolution& r, int k) {
+  PeerRow row;
   const ImageDesc desc{PixelFormat::RGBA, r.w, r.h};
   std::vector<uint8_t> src(packed_size(desc)), dst(src.size());
   fill(src);
@@ -267,8 +269,8 @@ ConvolveRow bench_convolve(const Options& o, const DeviceFacts& dev, const Resol
 }
 
 // Canny from RGBA (the grey conversion included), L2, thresholds 50/100.
-ConvolveRow bench_canny(const Options& o, const DeviceFacts& dev, const Resolution& r) {
-  ConvolveRow row;
+PeerRow bench_canny(const Options& o, const DeviceFacts& dev, const Resolution& r) {
+  PeerRow row;
   const ImageDesc desc{PixelFormat::RGBA, r.w, r.h};
   std::vector<uint8_t> src(packed_size(desc)), edges(static_cast<size_t>(r.w) * r.h);
   fill(src);
@@ -440,7 +442,7 @@ int main(int argc, char** argv) {
   const int ksizes[] = {5, 15};
   for (int ki = 0; ki < 2; ki++) {
     for (const Resolution& r : res) {
-      const ConvolveRow c = bench_convolve(o, dev, r, ksizes[ki]);
+      const PeerRow c = bench_convolve(o, dev, r, ksizes[ki]);
       const double bytes = 2.0 * 4 * r.w * r.h;
       const double gbs = c.cuda.cold > 0 ? bytes / (c.cuda.cold * 1e-3) / 1e9 : -1;
       const double ratio = c.npp.ms > 0 && c.cuda.cold > 0 ? c.npp.ms / c.cuda.cold : -1;
@@ -474,7 +476,7 @@ int main(int argc, char** argv) {
         "GPU vs OpenCV |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   double canny_vs_npp = -1;
   for (const Resolution& r : res) {
-    const ConvolveRow c = bench_canny(o, dev, r);
+    const PeerRow c = bench_canny(o, dev, r);
     const double ratio = c.npp.ms > 0 && c.cuda.cold > 0 ? c.npp.ms / c.cuda.cold : -1;
     if (r.w == 3840)
       canny_vs_npp = ratio;
