@@ -24,7 +24,6 @@
  */
 #include "gstcudacanny.h"
 
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -192,11 +191,8 @@ gst_cuda_canny_process (GstCudaFxFilter * filter, const cudafx::ImageView & src,
   if (cuda) {
     CUDAFX_TRY (cudafx::copy_image_async (dst, src, stream));
   } else {
-    for (int p = 0; p < cudafx::format_info (st->desc.format).n_planes; p++) {
-      const cudafx::PlaneView s = src.plane (p), d = dst.plane (p);
-      for (int y = 0; y < s.height; y++)
-        std::memcpy (d.data + y * d.pitch, s.data + y * s.pitch, s.row_bytes ());
-    }
+    for (int p = 0; p < cudafx::format_info (st->desc.format).n_planes; p++)
+      cudafx::copy_plane_host (dst.plane (p), src.plane (p));
   }
   uint8_t *ov = cuda ? st->device_overlay.bytes () : st->host_overlay.data ();
   const cudafx::PlaneView plane { ov, static_cast < size_t > (st->desc.width) * 4,

@@ -81,6 +81,10 @@ Status validate_view(const ImageView& view, const ImageDesc& desc, const char* w
 // Compares plane pointers only (the views may be device memory).
 Status check_distinct(const ImageView& src, const ImageView& dst, const char* op);
 
+// Copies the pixel bytes of one host plane to another of the same width,
+// height and channels, row by row (each pitch its own; padding untouched).
+void copy_plane_host(const PlaneView& dst, const PlaneView& src);
+
 // Bytes a tightly packed image of `desc` takes with every row of a plane
 // padded to `row_align` bytes, and the view of such an image at `base`: the
 // planes one after the other. `pitches` (optional, kMaxPlanes entries) gives

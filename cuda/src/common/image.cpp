@@ -105,4 +105,10 @@ size_t packed_size(const ImageDesc& desc, size_t row_align, const size_t* pitche
   return total;
 }
 
+void copy_plane_host(const PlaneView& dst, const PlaneView& src) {
+  for (int y = 0; y < src.height; y++)
+    std::memcpy(dst.data + static_cast<size_t>(y) * dst.pitch,
+                src.data + static_cast<size_t>(y) * src.pitch, src.row_bytes());
+}
+
 }  // namespace cudafx

@@ -139,9 +139,7 @@ Status convolve_cpu(const ConvolvePlan& plan, const ImageView& src, const ImageV
     const PlaneJob j{plan, src.plane(i), dst.plane(i), fi.planes[i].channels};
     const int H = j.src.height;
     if (!plan.filtered[i]) {
-      for (int y = 0; y < H; y++)
-        std::memcpy(j.dst.data + static_cast<size_t>(y) * j.dst.pitch,
-                    j.src.data + static_cast<size_t>(y) * j.src.pitch, j.src.row_bytes());
+      copy_plane_host(j.dst, j.src);
       continue;
     }
     const int bands = std::min(H, cpu_worker_count());
