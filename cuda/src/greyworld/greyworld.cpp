@@ -75,29 +75,42 @@ Status GreyWorldOp::submit(StreamHandle stream, const ImageView& frame, double w
 }
 
 Status GreyWorldOp::submit_cpu(const ImageView& frame, double weight) {
-  // Sums: bands of rows on the pool, one row of partial sums a band.
-  uint64_t sums[3] = {0, 0, 0}, counts[3] = {0, 0, 0};
+  // Sums: each plane with balanced channels read once, every byte lane of
+  // its pixels summed (as the CUDA kernel does), bands of rows on the pool.
+  uint64_t lanes[kMaxPlanes][4] = {};
+  LaneMap maps[kMaxPlanes];
+  bool used[kMaxPlanes] = {false, false, false};
   const int bands = cpu_worker_count();
-  for (int i = 0; i < layout_.count; i++) {
-    const GreyWorldChannel& c = layout_.ch[i];
-    const PlaneView p = frame.plane(c.plane);
-    std::vector<uint64_t> part(bands, 0);
+  for (int pl = 0; pl < kMaxPlanes; pl++) {
+    used[pl] = greyworld_lane_map(layout_, pl, &maps[pl]);
+    if (!used[pl])
+      continue;
+    const PlaneView p = frame.plane(pl);
+    const int C = maps[pl].channels;
+    std::vector<uint64_t> part(static_cast<size_t>(bands) * 4, 0);
     const int n = std::min(bands, p.height);
     parallel_for(n, [&](int band, int) {
       const int y0 = static_cast<int>(static_cast<long>(p.height) * band / n);
       const int y1 = static_cast<int>(static_cast<long>(p.height) * (band + 1) / n);
-      uint64_t s = 0;
       for (int y = y0; y < y1; y++) {
-        const uint8_t* row = p.data + static_cast<size_t>(y) * p.pitch + c.offset;
-        uint32_t r = 0;  // a row: at most 65536 * 255 < 2^32
+        const uint8_t* row = p.data + static_cast<size_t>(y) * p.pitch;
+        uint32_t r[4] = {0, 0, 0, 0};  // a row: at most 65536 * 255 < 2^32 a lane
         for (int x = 0; x < p.width; x++)
-          r += row[static_cast<size_t>(x) * c.channels];
-        s += r;
+          for (int c = 0; c < C; c++)
+            r[c] += row[static_cast<size_t>(x) * C + c];
+        for (int c = 0; c < C; c++)
+          part[static_cast<size_t>(band) * 4 + c] += r[c];
       }
-      part[band] = s;
     });
-    for (uint64_t s : part)
-      sums[i] += s;
+    for (int band = 0; band < n; band++)
+      for (int c = 0; c < 4; c++)
+        lanes[pl][c] += part[static_cast<size_t>(band) * 4 + c];
+  }
+  uint64_t sums[3] = {0, 0, 0}, counts[3] = {0, 0, 0};
+  for (int i = 0; i < layout_.count; i++) {
+    const GreyWorldChannel& c = layout_.ch[i];
+    const PlaneView p = frame.plane(c.plane);
+    sums[i] = lanes[c.plane][c.offset];
     counts[i] = static_cast<uint64_t>(p.width) * p.height;
   }
   greyworld_smooth(sums, counts, layout_.count, weight, reset_, means_);
@@ -107,9 +120,8 @@ Status GreyWorldOp::submit_cpu(const ImageView& frame, double weight) {
       table[i][v] = greyworld_table_value(layout_.rgb, means_, i, v);
 
   // Apply: every byte of a balanced channel through its table.
-  LaneMap maps[kMaxPlanes];
   for (int p = 0; p < kMaxPlanes; p++)
-    if (greyworld_lane_map(layout_, p, &maps[p]))
+    if (used[p])
       apply_lane_tables_cpu(frame.plane(p), maps[p], table);
   return Status::ok();
 }
