@@ -24,6 +24,7 @@ namespace cudafx {
 namespace {
 
 constexpr int kTile = 32;
+constexpr int kTileThreadsY = 8;  // hysteresis blocks: kTile x 8 threads
 constexpr int kPassesARound = 8;
 
 struct Scratch {
@@ -88,7 +89,8 @@ __global__ void classify_kernel(Scratch s, int w, int h, int low, int high) {
 }
 
 // One hysteresis pass over 32x32 tiles (blocks of 32x8 threads, 4 rows a
-// thread).
+// thread): the tile grows its strong pixels into their weak neighbours
+// round by round until a round changes nothing.
 __global__ void hysteresis_kernel(Scratch s, int w, int h) {
   __shared__ uint8_t t[kTile + 2][kTile + 2];
   __shared__ int settled;
@@ -102,20 +104,28 @@ __global__ void hysteresis_kernel(Scratch s, int w, int h) {
       t[yy][xx] = x < 0 || y < 0 || x >= w || y >= h ? 0 : s.map[static_cast<size_t>(y) * w + x];
     }
   __syncthreads();
+  // Each round reads the tile, then (after a barrier) writes what it
+  // found: no thread reads a byte another writes in the same phase.
+  constexpr int kRows = kTile / kTileThreadsY;
   unsigned int mine = 0;
   for (;;) {
     if (threadIdx.x == 0 && threadIdx.y == 0)
       settled = 1;
     __syncthreads();
-    for (int yy = 1 + threadIdx.y; yy <= kTile; yy += blockDim.y) {
-      const int xx = 1 + threadIdx.x;
-      if (t[yy][xx] != 1)
-        continue;
-      const bool near = t[yy - 1][xx - 1] == 2 || t[yy - 1][xx] == 2 || t[yy - 1][xx + 1] == 2 ||
-                        t[yy][xx - 1] == 2 || t[yy][xx + 1] == 2 || t[yy + 1][xx - 1] == 2 ||
-                        t[yy + 1][xx] == 2 || t[yy + 1][xx + 1] == 2;
-      if (near) {
-        t[yy][xx] = 2;  // a neighbour reading it late only delays it a round
+    bool grow[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; k++) {
+      const int yy = 1 + threadIdx.y + k * kTileThreadsY, xx = 1 + threadIdx.x;
+      grow[k] = t[yy][xx] == 1 &&
+                (t[yy - 1][xx - 1] == 2 || t[yy - 1][xx] == 2 || t[yy - 1][xx + 1] == 2 ||
+                 t[yy][xx - 1] == 2 || t[yy][xx + 1] == 2 || t[yy + 1][xx - 1] == 2 ||
+                 t[yy + 1][xx] == 2 || t[yy + 1][xx + 1] == 2);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kRows; k++) {
+      if (grow[k]) {
+        t[1 + threadIdx.y + k * kTileThreadsY][1 + threadIdx.x] = 2;
         settled = 0;
         mine++;
       }
@@ -188,7 +198,7 @@ Status CannyOp::submit_cuda(StreamHandle stream, const ImageView& src, const Pla
   for (;;) {
     CUDAFX_CUDA_TRY(cudaMemsetAsync(s.changed, 0, sizeof(unsigned int), st));
     for (int i = 0; i < kPassesARound; i++)
-      hysteresis_kernel<<<tiles, dim3(kTile, 8), 0, st>>>(s, w, h);
+      hysteresis_kernel<<<tiles, dim3(kTile, kTileThreadsY), 0, st>>>(s, w, h);
     CUDAFX_CUDA_TRY(cudaGetLastError());
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(count, s.changed, sizeof(unsigned int),
                                     cudaMemcpyDeviceToHost, st));
