@@ -8,12 +8,6 @@
 
 namespace cudafx {
 
-// floor(a / b) for b > 0, in 64 bits.
-CUDAFX_HD long long convolve_floor_div(long long a, long long b) {
-  const long long q = a / b;
-  return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
 // The integer path's byte: s / d rounded half up, plus the offset, saturated.
 CUDAFX_HD uint8_t convolve_integer_result(int s, int d, int offset) {
   long long n = s, m = d;
@@ -21,7 +15,7 @@ CUDAFX_HD uint8_t convolve_integer_result(int s, int d, int offset) {
     n = -n;
     m = -m;
   }
-  const long long q = convolve_floor_div(2 * n + m, 2 * m) + offset;
+  const long long q = floor_div(2 * n + m, 2 * m) + offset;
   return static_cast<uint8_t>(q < 0 ? 0 : (q > 255 ? 255 : q));
 }
 

@@ -31,6 +31,12 @@ CUDAFX_HD float add_rn(float a, float b) {
 #endif
 }
 
+// floor(a / b) for b > 0 (C++ division truncates towards zero).
+template <class T>
+CUDAFX_HD T floor_div(T a, T b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
 // The same for double (the grey-world op's statistics): one rounding each.
 CUDAFX_HD double add_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)

@@ -46,10 +46,6 @@ struct PlaneArgs {
   float wy[kGaussianMaxRadius + 1];
 };
 
-__device__ __forceinline__ int floor_div(int a, int b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 // Shared-memory row layout for the source bytes [gx0, gx1) of a row, relative
 // to a block's first byte (a multiple of 16): rows start at a 16-byte aligned
 // source offset so that every chunk is one aligned vector load. Returns the

@@ -49,10 +49,6 @@ struct FixedArgs {
   uint32_t qy_pair[kGaussianFixedMaxRadius + 1];  // qy[k] in bytes 0 and 1
 };
 
-__device__ __forceinline__ int floor_div(int a, int b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 // Bytes [g, g + 4) of source row ys (-1: a Constant-border row), bytes
 // outside the row through the border rule; g is a multiple of 4.
 template <int C>
