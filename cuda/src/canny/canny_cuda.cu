@@ -36,16 +36,34 @@ struct Scratch {
   unsigned int* changed;  // device counter
 };
 
-Scratch scratch_of(void* base, int w, int h) {
+// Sections of the one scratch allocation, each on a 256-byte boundary: the
+// counter's atomics need 4-byte alignment and a frame of odd area would put
+// it on an odd address if the sections were simply packed.
+constexpr size_t kSectionAlign = 256;
+
+size_t section(size_t bytes) { return (bytes + kSectionAlign - 1) / kSectionAlign * kSectionAlign; }
+
+// Places the sections in `base` (null: only sizes them); returns the bytes.
+size_t lay_out(uint8_t* base, int w, int h, Scratch* s) {
   const size_t n = static_cast<size_t>(w) * h;
-  auto* b = static_cast<uint8_t*>(base);
+  size_t at = 0;
+  auto take = [&](size_t bytes) {
+    uint8_t* p = base ? base + at : nullptr;
+    at += section(bytes);
+    return p;
+  };
+  s->mag = reinterpret_cast<int32_t*>(take(4 * n));
+  s->dx = reinterpret_cast<int16_t*>(take(2 * n));
+  s->dy = reinterpret_cast<int16_t*>(take(2 * n));
+  s->grey = take(n);
+  s->map = take(n);
+  s->changed = reinterpret_cast<unsigned int*>(take(sizeof(unsigned int)));
+  return at;
+}
+
+Scratch scratch_of(void* base, int w, int h) {
   Scratch s;
-  s.mag = reinterpret_cast<int32_t*>(b);
-  s.dx = reinterpret_cast<int16_t*>(b + 4 * n);
-  s.dy = s.dx + n;
-  s.grey = reinterpret_cast<uint8_t*>(s.dy + n);
-  s.map = s.grey + n;
-  s.changed = reinterpret_cast<unsigned int*>(s.map + (n + 15) / 16 * 16);
+  lay_out(static_cast<uint8_t*>(base), w, h, &s);
   return s;
 }
 
@@ -166,8 +184,8 @@ __global__ void edges_kernel(Scratch s, int w, int h, uint8_t* out, size_t pitch
 }
 
 size_t scratch_bytes(int w, int h) {
-  const size_t n = static_cast<size_t>(w) * h;
-  return 4 * n + 2 * 2 * n + n + (n + 15) / 16 * 16 + 16;
+  Scratch unused;
+  return lay_out(nullptr, w, h, &unused);
 }
 
 }  // namespace
