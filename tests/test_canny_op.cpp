@@ -151,6 +151,104 @@ TEST(Canny, Errors) {
             "canny: the edge plane must be 8x8 bytes");
 }
 
+namespace {
+
+// The edges of `src` by the CUDA op (host_rounds: the hysteresis a launch
+// a round), or its overlay with `argb` when overlay is set.
+HostImage edges_cuda(const HostImage& src, const CannyParams& p, bool host_rounds,
+                     bool overlay = false, uint32_t argb = 0) {
+  const ImageDesc d = src.desc();
+  const ImageDesc out_desc{overlay ? PixelFormat::RGBA : PixelFormat::GRAY8, d.width, d.height};
+  HostImage got(out_desc);
+  std::unique_ptr<CannyOp> op;
+  const Status made = CannyOp::create(Backend::Cuda, d, p, &op);
+  EXPECT_TRUE(made.is_ok()) << made.message();
+  if (!op)
+    return got;
+  op->force_host_rounds(host_rounds);
+  CudaStream stream;
+  EXPECT_TRUE(stream.create().is_ok());
+  testing_support::DeviceImage din(d), dout(out_desc);
+  EXPECT_TRUE(din.upload(src.view(), stream.get()).is_ok());
+  const Status s = overlay ? op->submit_overlay(stream.get(), din.view(), dout.view().plane(0), argb)
+                           : op->submit(stream.get(), din.view(), dout.view().plane(0));
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  EXPECT_TRUE(dout.download(got.view(), stream.get()).is_ok());
+  EXPECT_TRUE(stream.synchronize().is_ok());
+  return got;
+}
+
+// A serpentine band (level 120 on 100) whose one closed outline winds
+// across the frame through many 32x32 tiles, with a strong patch (200) at
+// its start: only the outline reached from the patch, all of it, is edge.
+HostImage serpentine(int w, int h) {
+  HostImage img({PixelFormat::GRAY8, w, h});
+  const PlaneView v = img.view().plane(0);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      const int k = y / 20, r = y % 20, bars = h / 20 - 1;
+      const bool bar = r >= 5 && r < 13 && x >= 10 && x < w - 10 && k < bars;
+      // the rows between bar g and bar g + 1, joined at the right end
+      // after even bars and at the left after odd ones
+      const int g = r >= 13 ? k : k - 1;
+      const bool link = !bar && g >= 0 && g + 1 < bars &&
+                        (g % 2 == 0 ? (x >= w - 18 && x < w - 10) : (x >= 10 && x < 18));
+      uint8_t level = bar || link ? 120 : 100;
+      if (k == 0 && r >= 5 && r < 13 && x >= 10 && x < 16)
+        level = 200;
+      v.data[static_cast<size_t>(y) * v.pitch + x] = level;
+    }
+  return img;
+}
+
+}  // namespace
+
+TEST(Canny, SerpentineOutlineIsFollowedToItsEnd) {
+  const HostImage src = serpentine(500, 400);
+  CannyParams p;
+  p.low = 40;
+  p.high = 300;
+  cv::Mat want;
+  cv::Canny(src.plane_mat(0), want, p.low, p.high, 3, false);
+  EXPECT_EQ(differing(edges_cpu(src, p), want), 0);
+  EXPECT_GT(cv::countNonZero(want), 15000) << "the whole outline, not just the patch";
+}
+
+// The same winding outline on the GPU: many hysteresis rounds across tiles,
+// in one cooperative launch and a launch a round.
+TEST(CannyCuda, SerpentineEqualsCpuBothWaysOfRounds) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& size : {std::pair<int, int>{500, 400}, {1001, 701}}) {
+    const HostImage src = serpentine(size.first, size.second);
+    CannyParams p;
+    p.low = 40;
+    p.high = 300;
+    const HostImage cpu = edges_cpu(src, p);
+    for (bool host_rounds : {false, true})
+      EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), edges_cuda(src, p, host_rounds).view()))
+          << size.first << "x" << size.second << (host_rounds ? " host rounds" : " cooperative");
+  }
+}
+
+TEST(CannyCuda, PhotosEqualCpu) {
+  SKIP_WITHOUT_GPU();
+  SKIP_WITHOUT_TESTDATA();
+  for (const char* name : {"fruits.jpg", "building.jpg", "sudoku.png"}) {
+    HostImage img;
+    ASSERT_TRUE(testing_support::load_testdata_image(name, PixelFormat::RGBA, &img));
+    for (int aperture : {3, 7}) {
+      CannyParams p;
+      p.aperture = aperture;
+      p.low = aperture == 3 ? 50 : 50 * 60;
+      p.high = aperture == 3 ? 150 : 150 * 60;
+      p.l2 = aperture == 7;
+      const HostImage cpu = edges_cpu(img, p);
+      EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), edges_cuda(img, p, false).view()))
+          << name << " aperture " << aperture;
+    }
+  }
+}
+
 TEST(CannyCuda, EqualsCpu) {
   SKIP_WITHOUT_GPU();
   uint32_t seed = 50;
@@ -175,6 +273,22 @@ TEST(CannyCuda, EqualsCpu) {
       ASSERT_TRUE(stream.synchronize().is_ok());
       EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
           << format_info(f).name << " aperture " << aperture;
+      EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), edges_cuda(src, p, true).view()))
+          << format_info(f).name << " aperture " << aperture << ", host rounds";
     }
   }
+}
+
+TEST(CannyCuda, OverlayEqualsCpu) {
+  SKIP_WITHOUT_GPU();
+  const HostImage src = structured({PixelFormat::RGBA, 130, 67}, 7);
+  CannyParams p;
+  p.low = 30;
+  p.high = 90;
+  std::unique_ptr<CannyOp> op;
+  ASSERT_TRUE(CannyOp::create(Backend::Cpu, src.desc(), p, &op).is_ok());
+  HostImage cpu({PixelFormat::RGBA, 130, 67});
+  ASSERT_TRUE(op->submit_overlay(nullptr, src.view(), cpu.view().plane(0), 0x80ff2010).is_ok());
+  EXPECT_TRUE(testing_support::bytes_equal(
+      cpu.view(), edges_cuda(src, p, false, true, 0x80ff2010).view()));
 }

@@ -49,13 +49,18 @@ class CannyOp {
 
   // Edges of `src` (a view of the op's desc) into `edges` (one plane of
   // width x height bytes, its pitch): 255 on an edge, else 0. CUDA: device
-  // memory, on `stream`; the hysteresis synchronises the stream every few
-  // propagation passes until nothing changes. CPU: host memory, on return.
+  // memory, queued on `stream` (no host synchronisation, except on a
+  // device without cooperative launch, where the hysteresis reads a flag
+  // back after each round). CPU: host memory, on return.
   Status submit(StreamHandle stream, const ImageView& src, const PlaneView& edges);
   // The same edges as an overlay for blend_overlay (overlay_blend.hpp):
   // `overlay` is width x height pixels of 4 bytes (channels 4), B, G, R, A
   // premultiplied: the colour `argb` (0xAARRGGBB) premultiplied by its
   // alpha on an edge, 0 (transparent) elsewhere.
+  // Tests: runs the hysteresis a launch a round with the flag read back
+  // in between, as devices without cooperative launch do.
+  void force_host_rounds(bool on) { host_rounds_ = on; }
+
   Status submit_overlay(StreamHandle stream, const ImageView& src, const PlaneView& overlay,
                         uint32_t argb);
 
@@ -76,7 +81,9 @@ class CannyOp {
   int low_ = 0, high_ = 0;  // the integer thresholds
   std::vector<uint8_t> host_scratch_;
   DeviceBuffer device_;
-  PinnedBuffer flag_;       // CUDA: the hysteresis's "changed" count, read back
+  PinnedBuffer flag_;       // CUDA, host rounds: "another round" read back
+  int cooperative_blocks_ = 0;  // CUDA: the hysteresis grid; 0: host rounds
+  bool host_rounds_ = false;
 };
 
 // The integer thresholds the rule compares magnitudes with.

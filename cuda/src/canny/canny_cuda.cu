@@ -1,15 +1,23 @@
-// CUDA backend of the Canny op, on the caller's stream:
-//   1. grey bytes (a thread a pixel);
-//   2. dx, dy and the magnitude (a thread a pixel, the taps over the grey
-//      plane through the read-only cache; canny_math.hpp);
-//   3. the classification (0, 1 weak, 2 strong), a thread a pixel;
-//   4. the hysteresis: a pass lets every 32x32 tile spread strong pixels to
-//      its 8-connected weak ones in shared memory until the tile settles
-//      (its one-pixel ring read, not written), counting the pixels it
-//      changed; passes are queued 8 at a time and the count read back
-//      (one stream synchronisation) until a round changes nothing: strong
-//      pixels then reach every candidate connected to them, however far;
-//   5. the edges, 255 where strong (or an overlay's colour, 0 elsewhere).
+// CUDA backend of the Canny op, on the caller's stream, in three launches:
+//   1. front (a block a 32x32 tile): the grey bytes of the tile and its
+//      ring into shared memory, dx, dy and the magnitude of the tile and a
+//      one-pixel ring, then the non-maximum suppression and the thresholds
+//      (canny_math.hpp, the CPU backend's functions); each warp row of 32
+//      pixels leaves two bit words: candidates and strong pixels. Nothing
+//      but those bits (2 bits a pixel, 2 MB at 2160p: L2-resident) reaches
+//      memory;
+//   2. hysteresis, a warp a 32x32 tile (a lane a row word): strong bits
+//      grow into 8-connected candidate bits inside the tile until it
+//      settles (a round: one row step up and down by shuffles, a whole run
+//      along the row by a prefix fill); a tile whose border gained strong
+//      pixels marks its neighbours for the next round of the whole frame.
+//      The rounds run in one cooperative launch with a grid barrier between
+//      them until a round changes no border, so strong pixels reach every
+//      candidate connected to them, however far, with no host round trip.
+//      (A device without cooperative launch runs one round a launch and
+//      reads a flag back each round.)
+//   3. the edges: 255 where strong (or the overlay's colour), 0 elsewhere.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -23,164 +31,282 @@
 namespace cudafx {
 namespace {
 
-constexpr int kTile = 32;
-constexpr int kTileThreadsY = 8;  // hysteresis blocks: kTile x 8 threads
-constexpr int kPassesARound = 8;
+constexpr int kTile = 32;       // pixels: a warp row, a bit word
+constexpr int kFrontRowsY = 8;  // front blocks: 32 x 8 threads, 4 rows each
+constexpr int kHystBlock = 256; // hysteresis: 8 warps a block, a tile a warp
+constexpr unsigned kFull = 0xffffffffu;
 
+// Device scratch: the bit planes, the tiles' "look again" marks for two
+// rounds, and three round flags (see hysteresis_kernel).
 struct Scratch {
-  uint8_t* grey;
-  int16_t* dx;
-  int16_t* dy;
-  int32_t* mag;
-  uint8_t* map;
-  unsigned int* changed;  // device counter
+  uint32_t* cand;    // words x rows: candidates (weak or strong)
+  uint32_t* strong;  // words x rows
+  uint8_t* dirty[2]; // a byte a tile
+  int* more;         // [3]
+  int words, rows, tiles_x, tiles_y;
 };
 
-// Sections of the one scratch allocation, each on a 256-byte boundary: the
-// counter's atomics need 4-byte alignment and a frame of odd area would put
-// it on an odd address if the sections were simply packed.
+// Sections on 256-byte boundaries (the flags take atomics and 4-byte
+// stores; a frame of odd area must not misalign them).
 constexpr size_t kSectionAlign = 256;
-
 size_t section(size_t bytes) { return (bytes + kSectionAlign - 1) / kSectionAlign * kSectionAlign; }
 
 // Places the sections in `base` (null: only sizes them); returns the bytes.
 size_t lay_out(uint8_t* base, int w, int h, Scratch* s) {
-  const size_t n = static_cast<size_t>(w) * h;
+  s->words = (w + kTile - 1) / kTile;
+  s->rows = h;
+  s->tiles_x = s->words;
+  s->tiles_y = (h + kTile - 1) / kTile;
+  const size_t plane = static_cast<size_t>(s->words) * h * sizeof(uint32_t);
+  const size_t tiles = static_cast<size_t>(s->tiles_x) * s->tiles_y;
   size_t at = 0;
   auto take = [&](size_t bytes) {
     uint8_t* p = base ? base + at : nullptr;
     at += section(bytes);
     return p;
   };
-  s->mag = reinterpret_cast<int32_t*>(take(4 * n));
-  s->dx = reinterpret_cast<int16_t*>(take(2 * n));
-  s->dy = reinterpret_cast<int16_t*>(take(2 * n));
-  s->grey = take(n);
-  s->map = take(n);
-  s->changed = reinterpret_cast<unsigned int*>(take(sizeof(unsigned int)));
+  s->cand = reinterpret_cast<uint32_t*>(take(plane));
+  s->strong = reinterpret_cast<uint32_t*>(take(plane));
+  s->dirty[0] = take(tiles);
+  s->dirty[1] = take(tiles);
+  s->more = reinterpret_cast<int*>(take(3 * sizeof(int)));
   return at;
 }
 
-Scratch scratch_of(void* base, int w, int h) {
-  Scratch s;
-  lay_out(static_cast<uint8_t*>(base), w, h, &s);
-  return s;
+// Where the front reads its grey bytes: plane 0 and, for packed RGB, the
+// byte positions of R, G and B (g < 0: the first byte of each pixel).
+struct GreySource {
+  const uint8_t* data;
+  size_t pitch;
+  int channels, r, g, b;
+};
+
+__device__ __forceinline__ uint8_t grey_at(const GreySource& src, int x, int y) {
+  const uint8_t* px = src.data + static_cast<size_t>(y) * src.pitch +
+                      static_cast<size_t>(x) * src.channels;
+  if (src.g < 0)
+    return __ldg(px);
+  return static_cast<uint8_t>(luma_bt601(__ldg(px + src.r), __ldg(px + src.g), __ldg(px + src.b)));
 }
 
-__global__ void grey_kernel(const uint8_t* src, size_t pitch, int w, int h, int channels, int r,
-                            int g, int b, uint8_t* grey) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= w || y >= h)
-    return;
-  const uint8_t* px = src + static_cast<size_t>(y) * pitch + static_cast<size_t>(x) * channels;
-  grey[static_cast<size_t>(y) * w + x] =
-      g < 0 ? px[r] : static_cast<uint8_t>(luma_bt601(px[r], px[g], px[b]));
-}
-
-__global__ void gradient_kernel(Scratch s, int w, int h, int radius, int l2) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= w || y >= h)
-    return;
-  const uint8_t* grey = s.grey;
-  auto g = [&](int xs, int ys) {
-    return static_cast<int>(__ldg(grey + static_cast<size_t>(ys) * w + xs));
-  };
-  int dx, dy;
-  canny_gradient(g, x, y, w, h, radius, &dx, &dy);
-  const size_t i = static_cast<size_t>(y) * w + x;
-  s.dx[i] = static_cast<int16_t>(dx);
-  s.dy[i] = static_cast<int16_t>(dy);
-  s.mag[i] = canny_magnitude(dx, dy, l2 != 0);
-}
-
-__global__ void classify_kernel(Scratch s, int w, int h, int low, int high) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= w || y >= h)
-    return;
-  const int32_t* mag = s.mag;
-  auto m = [&](int xs, int ys) {
-    return xs < 0 || ys < 0 || xs >= w || ys >= h ? 0
-                                                  : __ldg(mag + static_cast<size_t>(ys) * w + xs);
-  };
-  const size_t i = static_cast<size_t>(y) * w + x;
-  s.map[i] = canny_classify(m, x, y, s.dx[i], s.dy[i], low, high);
-}
-
-// One hysteresis pass over 32x32 tiles (blocks of 32x8 threads, 4 rows a
-// thread): the tile grows its strong pixels into their weak neighbours
-// round by round until a round changes nothing.
-__global__ void hysteresis_kernel(Scratch s, int w, int h) {
-  __shared__ uint8_t t[kTile + 2][kTile + 2];
-  __shared__ int settled;
-  __shared__ unsigned int changed;
+// Steps 1: the candidate and strong bits of one 32x32 tile. R: the Sobel
+// radius (aperture / 2). Shared memory holds the grey bytes of the tile
+// with R + 1 pixels around it (replicated borders: the clamped
+// coordinates canny_gradient asks for stay inside it, see grey below), and
+// dx, dy and the magnitude of the tile with one pixel around it (0 outside
+// the frame, as the rule says).
+template <int R>
+__global__ void __launch_bounds__(kTile* kFrontRowsY)
+    front_kernel(GreySource src, int w, int h, int l2, int low, int high, Scratch s) {
+  constexpr int H = R + 1;
+  constexpr int G = kTile + 2 * H;  // grey tile side
+  constexpr int M = kTile + 2;      // magnitude tile side
+  __shared__ uint8_t grey[G][G + 1];
+  __shared__ int mag[M][M];
+  __shared__ int16_t sdx[M][M], sdy[M][M];
   const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
-  if (threadIdx.x == 0 && threadIdx.y == 0)
-    changed = 0;
-  for (int yy = threadIdx.y; yy < kTile + 2; yy += blockDim.y)
-    for (int xx = threadIdx.x; xx < kTile + 2; xx += blockDim.x) {
-      const int x = x0 + xx - 1, y = y0 + yy - 1;
-      t[yy][xx] = x < 0 || y < 0 || x >= w || y >= h ? 0 : s.map[static_cast<size_t>(y) * w + x];
-    }
+  const int tid = threadIdx.y * kTile + threadIdx.x;
+  constexpr int kThreads = kTile * kFrontRowsY;
+  for (int i = tid; i < G * G; i += kThreads) {
+    const int yy = i / G, xx = i - yy * G;
+    const int x = min(max(x0 - H + xx, 0), w - 1), y = min(max(y0 - H + yy, 0), h - 1);
+    grey[yy][xx] = grey_at(src, x, y);
+  }
   __syncthreads();
-  // Each round reads the tile, then (after a barrier) writes what it
-  // found: no thread reads a byte another writes in the same phase.
-  constexpr int kRows = kTile / kTileThreadsY;
-  unsigned int mine = 0;
-  for (;;) {
-    if (threadIdx.x == 0 && threadIdx.y == 0)
-      settled = 1;
-    __syncthreads();
-    bool grow[kRows];
-#pragma unroll
-    for (int k = 0; k < kRows; k++) {
-      const int yy = 1 + threadIdx.y + k * kTileThreadsY, xx = 1 + threadIdx.x;
-      grow[k] = t[yy][xx] == 1 &&
-                (t[yy - 1][xx - 1] == 2 || t[yy - 1][xx] == 2 || t[yy - 1][xx + 1] == 2 ||
-                 t[yy][xx - 1] == 2 || t[yy][xx + 1] == 2 || t[yy + 1][xx - 1] == 2 ||
-                 t[yy + 1][xx] == 2 || t[yy + 1][xx + 1] == 2);
+  // canny_gradient clamps (x + j, y + i) to the frame; every clamped
+  // coordinate it can ask for lies within [x0 - H, x0 + 31 + H] x [y0 - H,
+  // y0 + 31 + H], where grey[] holds the byte of the clamped position.
+  auto g = [&](int xs, int ys) { return static_cast<int>(grey[ys - (y0 - H)][xs - (x0 - H)]); };
+  for (int i = tid; i < M * M; i += kThreads) {
+    const int yy = i / M, xx = i - yy * M;
+    const int x = x0 - 1 + xx, y = y0 - 1 + yy;
+    int dx = 0, dy = 0, m = 0;
+    if (x >= 0 && y >= 0 && x < w && y < h) {
+      canny_gradient(g, x, y, w, h, R, &dx, &dy);
+      m = canny_magnitude(dx, dy, l2 != 0);
     }
-    __syncthreads();
+    mag[yy][xx] = m;
+    sdx[yy][xx] = static_cast<int16_t>(dx);
+    sdy[yy][xx] = static_cast<int16_t>(dy);
+  }
+  __syncthreads();
+  auto m = [&](int xs, int ys) {
+    return xs < 0 || ys < 0 || xs >= w || ys >= h ? 0 : mag[ys - (y0 - 1)][xs - (x0 - 1)];
+  };
+  const int x = x0 + threadIdx.x;
+  for (int yy = threadIdx.y; yy < kTile; yy += kFrontRowsY) {
+    const int y = y0 + yy;
+    uint8_t v = 0;
+    if (x < w && y < h)
+      v = canny_classify(m, x, y, sdx[yy + 1][threadIdx.x + 1], sdy[yy + 1][threadIdx.x + 1],
+                         low, high);
+    // A warp is one row of the tile: its ballots are the row's words.
+    const uint32_t cand = __ballot_sync(kFull, v != 0), strong = __ballot_sync(kFull, v == 2);
+    if (threadIdx.x == 0 && y < h) {
+      const size_t at = static_cast<size_t>(y) * s.words + blockIdx.x;
+      s.cand[at] = cand;
+      s.strong[at] = strong;
+    }
+  }
+}
+
+// The bits of `seeds` reachable from them along runs of `allowed` in both
+// directions of the row (prefix fill, log2(64) steps each way).
+__device__ __forceinline__ uint64_t fill_runs(uint64_t seeds, uint64_t allowed) {
+  uint64_t up = seeds, down = seeds, pu = allowed, pd = allowed;
 #pragma unroll
-    for (int k = 0; k < kRows; k++) {
-      if (grow[k]) {
-        t[1 + threadIdx.y + k * kTileThreadsY][1 + threadIdx.x] = 2;
-        settled = 0;
-        mine++;
+  for (int k = 1; k < 64; k <<= 1) {
+    up |= pu & (up << k);
+    pu &= pu << k;
+    down |= pd & (down >> k);
+    pd &= pd >> k;
+  }
+  return up | down;
+}
+
+// One row of the strong bits as 34 bits: bit 0 the pixel left of the
+// tile, bits 1..32 the tile's word, bit 33 the pixel right of it (0 past
+// the frame). Loads through L2 (__ldcg): neighbours write these words.
+__device__ __forceinline__ uint64_t strong_row(const Scratch& s, int y, int tx) {
+  if (y < 0 || y >= s.rows)
+    return 0;
+  const uint32_t* row = s.strong + static_cast<size_t>(y) * s.words;
+  const uint64_t left = tx > 0 ? __ldcg(row + tx - 1) >> 31 : 0u;
+  const uint64_t right = tx + 1 < s.words ? __ldcg(row + tx + 1) & 1u : 0u;
+  return left | static_cast<uint64_t>(__ldcg(row + tx)) << 1 | right << 33;
+}
+
+// The tile's strong bits grown to closure inside it, with its ring's
+// strong bits as fixed seeds; returns (in every lane) which borders
+// gained strong bits: 1 top, 2 bottom, 4 left, 8 right.
+__device__ unsigned grow_tile(const Scratch& s, int tx, int ty, int lane) {
+  const int y = ty * kTile + lane;
+  const bool in = y < s.rows;
+  const size_t at = static_cast<size_t>(y) * s.words + tx;
+  const uint32_t cand = in ? __ldcg(s.cand + at) : 0u;
+  const uint64_t first = strong_row(s, y, tx);
+  const uint32_t before = static_cast<uint32_t>(first >> 1);
+  // Nothing to grow into: done (the common case on most tiles).
+  if (!__any_sync(kFull, (cand & ~before) != 0))
+    return 0;
+  const uint64_t allowed = static_cast<uint64_t>(cand) << 1;
+  // The rows above and below the tile (lanes 0 and 31 use them).
+  const uint64_t top = lane == 0 ? strong_row(s, y - 1, tx) : 0,
+                 bottom = lane == kTile - 1 ? strong_row(s, y + 1, tx) : 0;
+  uint64_t row = first;
+  for (;;) {
+    uint64_t above = __shfl_up_sync(kFull, row, 1), below = __shfl_down_sync(kFull, row, 1);
+    if (lane == 0)
+      above = top;
+    if (lane == kTile - 1)
+      below = bottom;
+    const uint64_t near = above | row | below;
+    const uint64_t touched = (near | near << 1 | near >> 1) & allowed;
+    const uint64_t next = row | fill_runs(touched, allowed);
+    const bool changed = next != row;
+    row = next;
+    if (!__any_sync(kFull, changed))
+      break;
+  }
+  const uint32_t after = static_cast<uint32_t>(row >> 1);
+  const uint32_t gained = after & ~before;
+  if (in && gained)
+    __stcg(s.strong + at, after);
+  unsigned border = 0;
+  if (lane == 0 && gained)
+    border |= 1;
+  if (lane == kTile - 1 && gained)
+    border |= 2;
+  if (gained & 1u)
+    border |= 4;
+  if (gained >> 31)
+    border |= 8;
+  // OR over the warp.
+  for (int o = 16; o > 0; o >>= 1)
+    border |= __shfl_xor_sync(kFull, border, o);
+  return border;
+}
+
+// Rounds of the hysteresis from `round` on, at most `rounds` of them (one
+// when not launched cooperatively). Round 0 visits every tile; round k > 0
+// the tiles marked in dirty[k & 1] by round k - 1, clearing the marks as
+// it takes them. A tile whose border gained strong bits marks its
+// neighbours on those sides in dirty[(k + 1) & 1] and raises more[(k + 1)
+// % 3]; after the grid barrier everyone reads that flag to decide whether
+// to go on. Block 0 clears more[(k + 2) % 3] during round k: its last
+// readers read it right after the barrier that ended round k - 2.
+// Neighbouring tiles read each other's border words while they are being
+// written: aligned 32-bit words that only ever gain bits, so a reader sees
+// the old or the new word, and a border change it missed brings it back
+// next round through its mark.
+__global__ void __launch_bounds__(kHystBlock)
+    hysteresis_kernel(Scratch s, int round, int rounds) {
+  const int lane = threadIdx.x & 31;
+  const int warp = (blockIdx.x * kHystBlock + threadIdx.x) >> 5;
+  const int warps = (gridDim.x * kHystBlock) >> 5;
+  const int tiles = s.tiles_x * s.tiles_y;
+  for (int k = round; k < round + rounds; k++) {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      s.more[(k + 2) % 3] = 0;
+    // (selects, not s.dirty[k & 1]: a dynamic index would put the
+    // parameter on the stack)
+    uint8_t* marks = k & 1 ? s.dirty[1] : s.dirty[0];
+    uint8_t* next = k & 1 ? s.dirty[0] : s.dirty[1];
+    for (int t = warp; t < tiles; t += warps) {
+      if (k > 0) {
+        if (!__ldcg(marks + t))
+          continue;
+        if (lane == 0)
+          marks[t] = 0;
+      }
+      const int tx = t % s.tiles_x, ty = t / s.tiles_x;
+      const unsigned border = grow_tile(s, tx, ty, lane);
+      if (border && lane == 0) {
+        const bool top = border & 1, bottom = border & 2, left = border & 4, right = border & 8;
+        // The neighbours that can see a changed border pixel.
+        for (int dy = -1; dy <= 1; dy++)
+          for (int dx = -1; dx <= 1; dx++) {
+            if (dx == 0 && dy == 0)
+              continue;
+            const bool sees = (dy == -1 && top) || (dy == 1 && bottom) || (dx == -1 && left) ||
+                              (dx == 1 && right);
+            const int nx = tx + dx, ny = ty + dy;
+            if (sees && nx >= 0 && ny >= 0 && nx < s.tiles_x && ny < s.tiles_y)
+              next[ny * s.tiles_x + nx] = 1;
+          }
+        s.more[(k + 1) % 3] = 1;
       }
     }
-    __syncthreads();
-    if (settled)
-      break;
-    __syncthreads();
+    if (rounds == 1)
+      return;
+    cooperative_groups::this_grid().sync();
+    if (!__ldcg(s.more + (k + 1) % 3))
+      return;
   }
-  for (int yy = 1 + threadIdx.y; yy <= kTile; yy += blockDim.y) {
-    const int x = x0 + threadIdx.x, y = y0 + yy - 1;
-    if (x < w && y < h && t[yy][1 + threadIdx.x] == 2)
-      s.map[static_cast<size_t>(y) * w + x] = 2;
-  }
-  if (mine)
-    atomicAdd(&changed, mine);
-  __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0 && changed)
-    atomicAdd(s.changed, changed);
 }
 
-// colour: 0 for 255/0 bytes, else the premultiplied B, G, R, A bytes of an
-// edge pixel in one word (4-byte pixels, 0 elsewhere).
+// Step 3. colour: 0 for 255/0 bytes, else the premultiplied B, G, R, A
+// bytes of an edge pixel in one word (4-byte pixels, 0 elsewhere).
 __global__ void edges_kernel(Scratch s, int w, int h, uint8_t* out, size_t pitch, int overlay,
                              uint32_t colour) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h)
     return;
-  const bool edge = s.map[static_cast<size_t>(y) * w + x] == 2;
+  const uint32_t word = __ldg(s.strong + static_cast<size_t>(y) * s.words + x / kTile);
+  const bool edge = (word >> (x % kTile)) & 1u;
   uint8_t* o = out + static_cast<size_t>(y) * pitch;
   if (!overlay) {
     o[x] = edge ? 255 : 0;
     return;
   }
   const uint32_t v = edge ? colour : 0u;
+  uint8_t* px = o + 4 * static_cast<size_t>(x);
+  if ((reinterpret_cast<uintptr_t>(px) & 3u) == 0) {
+    *reinterpret_cast<uint32_t*>(px) = v;
+    return;
+  }
   for (int c = 0; c < 4; c++)
-    o[4 * x + c] = static_cast<uint8_t>(v >> (8 * c));
+    px[c] = static_cast<uint8_t>(v >> (8 * c));
 }
 
 size_t scratch_bytes(int w, int h) {
@@ -188,47 +314,82 @@ size_t scratch_bytes(int w, int h) {
   return lay_out(nullptr, w, h, &unused);
 }
 
+Status launch_front(int radius, dim3 grid, cudaStream_t st, const GreySource& src, int w, int h,
+                    int l2, int low, int high, const Scratch& s) {
+  const dim3 block(kTile, kFrontRowsY);
+  switch (radius) {
+    case 1: front_kernel<1><<<grid, block, 0, st>>>(src, w, h, l2, low, high, s); break;
+    case 2: front_kernel<2><<<grid, block, 0, st>>>(src, w, h, l2, low, high, s); break;
+    case 3: front_kernel<3><<<grid, block, 0, st>>>(src, w, h, l2, low, high, s); break;
+    default: return Status::invalid("Canny: aperture must be 3, 5 or 7");
+  }
+  CUDAFX_CUDA_TRY(cudaGetLastError());
+  return Status::ok();
+}
+
 }  // namespace
 
 Status CannyOp::prepare_cuda() {
   CUDAFX_TRY(device_.allocate(scratch_bytes(desc_.width, desc_.height)));
-  return flag_.allocate(sizeof(unsigned int));
+  CUDAFX_TRY(flag_.allocate(sizeof(int)));
+  // The cooperative grid: as many blocks as can be resident at once (the
+  // grid barrier needs them all), no more than the tiles need.
+  int device = 0, cooperative = 0, sms = 0, per_sm = 0;
+  CUDAFX_CUDA_TRY(cudaGetDevice(&device));
+  CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDAFX_CUDA_TRY(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hysteresis_kernel, kHystBlock, 0));
+  Scratch s;
+  lay_out(nullptr, desc_.width, desc_.height, &s);
+  const int warps_a_block = kHystBlock / 32;
+  const int needed = (s.tiles_x * s.tiles_y + warps_a_block - 1) / warps_a_block;
+  cooperative_blocks_ = cooperative && per_sm > 0 ? std::min(needed, per_sm * sms) : 0;
+  return Status::ok();
 }
 
 Status CannyOp::submit_cuda(StreamHandle stream, const ImageView& src, const PlaneView& edges,
                             const uint8_t* colour) {
   cudaStream_t st = stream;
   const int w = desc_.width, h = desc_.height;
-  const Scratch s = scratch_of(device_.get(), w, h);
-  const dim3 block(32, 8), grid((w + 31) / 32, (h + 7) / 8);
+  Scratch s;
+  lay_out(static_cast<uint8_t*>(device_.get()), w, h, &s);
   const PlaneView p = src.plane(0);
+  GreySource g{p.data, p.pitch, p.channels, 0, -1, -1};
   RgbBytes rgb;
   if (rgb_bytes(desc_.format, &rgb))
-    grey_kernel<<<grid, block, 0, st>>>(p.data, p.pitch, w, h, rgb.channels, rgb.r, rgb.g, rgb.b,
-                                        s.grey);
-  else
-    grey_kernel<<<grid, block, 0, st>>>(p.data, p.pitch, w, h, p.channels, 0, -1, -1, s.grey);
-  gradient_kernel<<<grid, block, 0, st>>>(s, w, h, params_.aperture / 2, params_.l2);
-  classify_kernel<<<grid, block, 0, st>>>(s, w, h, low_, high_);
-  CUDAFX_CUDA_TRY(cudaGetLastError());
-  const dim3 tiles((w + kTile - 1) / kTile, (h + kTile - 1) / kTile);
-  auto* count = static_cast<unsigned int*>(flag_.get());
-  for (;;) {
-    CUDAFX_CUDA_TRY(cudaMemsetAsync(s.changed, 0, sizeof(unsigned int), st));
-    for (int i = 0; i < kPassesARound; i++)
-      hysteresis_kernel<<<tiles, dim3(kTile, kTileThreadsY), 0, st>>>(s, w, h);
-    CUDAFX_CUDA_TRY(cudaGetLastError());
-    CUDAFX_CUDA_TRY(cudaMemcpyAsync(count, s.changed, sizeof(unsigned int),
-                                    cudaMemcpyDeviceToHost, st));
-    CUDAFX_CUDA_TRY(cudaStreamSynchronize(st));
-    if (*count == 0)
-      break;
+    g = GreySource{p.data, p.pitch, rgb.channels, rgb.r, rgb.g, rgb.b};
+  CUDAFX_TRY(launch_front(params_.aperture / 2, dim3(s.tiles_x, s.tiles_y), st, g, w, h,
+                          params_.l2, low_, high_, s));
+  // The marks and flags start clear (dirty[0], more[] and dirty[1] are
+  // adjacent sections).
+  CUDAFX_CUDA_TRY(cudaMemsetAsync(s.dirty[0], 0,
+                                  reinterpret_cast<uint8_t*>(s.more + 3) - s.dirty[0], st));
+  if (cooperative_blocks_ > 0 && !host_rounds_) {
+    int round = 0, rounds = 1 << 30;
+    void* args[] = {&s, &round, &rounds};
+    CUDAFX_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(hysteresis_kernel),
+                                                dim3(cooperative_blocks_), dim3(kHystBlock),
+                                                args, 0, st));
+  } else {
+    // A round a launch, the flag read back after each.
+    const int blocks = (s.tiles_x * s.tiles_y * 32 + kHystBlock - 1) / kHystBlock;
+    auto* more = static_cast<int*>(flag_.get());
+    for (int k = 0;; k++) {
+      hysteresis_kernel<<<blocks, kHystBlock, 0, st>>>(s, k, 1);
+      CUDAFX_CUDA_TRY(cudaGetLastError());
+      CUDAFX_CUDA_TRY(cudaMemcpyAsync(more, s.more + (k + 1) % 3, sizeof(int),
+                                      cudaMemcpyDeviceToHost, st));
+      CUDAFX_CUDA_TRY(cudaStreamSynchronize(st));
+      if (*more == 0)
+        break;
+    }
   }
   const uint32_t word = colour ? colour[0] | colour[1] << 8 | colour[2] << 16 |
                                      static_cast<uint32_t>(colour[3]) << 24
                               : 0u;
-  edges_kernel<<<grid, block, 0, st>>>(s, w, h, edges.data, edges.pitch, colour != nullptr,
-                                       word);
+  const dim3 block(32, 8), grid((w + 31) / 32, (h + 7) / 8);
+  edges_kernel<<<grid, block, 0, st>>>(s, w, h, edges.data, edges.pitch, colour != nullptr, word);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
