@@ -23,25 +23,23 @@ CUDAFX_HD int canny_div16_even(int v) {
   return rem > 8 || (rem == 8 && (q & 1)) ? q + 1 : q;
 }
 
-// dx and dy at (x, y) of a grey plane read through grey(xs, ys) with
-// replicated borders, aperture 2r + 1.
+// dx and dy at (x, y), aperture 2r + 1, of a grey plane read through
+// grey(xs, ys), which answers for positions outside the frame too (the
+// border rule is the reader's).
 template <class Grey>
-CUDAFX_HD void canny_gradient(Grey grey, int x, int y, int w, int h, int r, int* dx, int* dy) {
+CUDAFX_HD void canny_gradient_at(Grey grey, int x, int y, int r, int* dx, int* dy) {
   int d[kSobelMaxTaps], s[kSobelMaxTaps];
   for (int k = 0; k < 2 * r + 1; k++) {
     d[k] = sobel_tap(r, k, true);
     s[k] = sobel_tap(r, k, false);
   }
   int gx = 0, gy = 0;
-  for (int i = -r; i <= r; i++) {
-    const int ys = y + i < 0 ? 0 : (y + i >= h ? h - 1 : y + i);
+  for (int i = -r; i <= r; i++)
     for (int j = -r; j <= r; j++) {
-      const int xs = x + j < 0 ? 0 : (x + j >= w ? w - 1 : x + j);
-      const int v = grey(xs, ys);
+      const int v = grey(x + j, y + i);
       gx += s[i + r] * d[j + r] * v;
       gy += d[i + r] * s[j + r] * v;
     }
-  }
   if (r == 3) {  // aperture 7: scaled by 1/16, as OpenCV's Canny does
     gx = canny_div16_even(gx);
     gy = canny_div16_even(gy);
@@ -50,13 +48,23 @@ CUDAFX_HD void canny_gradient(Grey grey, int x, int y, int w, int h, int r, int*
   *dy = canny_saturate16(gy);
 }
 
-// L2: dx^2 + dy^2 in 64 bits, capped at INT_MAX (only -32768 on both axes
-// passes it: OpenCV's int wraps there).
+// The same with replicated borders (grey(xs, ys) asked inside the frame
+// only).
+template <class Grey>
+CUDAFX_HD void canny_gradient(Grey grey, int x, int y, int w, int h, int r, int* dx, int* dy) {
+  auto clamped = [&](int xs, int ys) {
+    return grey(xs < 0 ? 0 : (xs >= w ? w - 1 : xs), ys < 0 ? 0 : (ys >= h ? h - 1 : ys));
+  };
+  canny_gradient_at(clamped, x, y, r, dx, dy);
+}
+
+// L2: dx^2 + dy^2 (at most 2^31, so unsigned 32 bits hold it), capped at
+// INT_MAX (only -32768 on both axes passes it: OpenCV's int wraps there).
 CUDAFX_HD int canny_magnitude(int dx, int dy, bool l2) {
   if (!l2)
     return (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
-  const long long m = static_cast<long long>(dx) * dx + static_cast<long long>(dy) * dy;
-  return m > 2147483647LL ? 2147483647 : static_cast<int>(m);
+  const uint32_t m = static_cast<uint32_t>(dx * dx) + static_cast<uint32_t>(dy * dy);
+  return m > 2147483647u ? 2147483647 : static_cast<int>(m);
 }
 
 // 0: not a candidate; 1: a candidate (weak); 2: strong. mag(xs, ys) is 0
@@ -66,18 +74,20 @@ CUDAFX_HD uint8_t canny_classify(Mag mag, int x, int y, int dx, int dy, int low,
   const int m = mag(x, y);
   if (!(m > low))
     return 0;
-  const long long ax = dx < 0 ? -dx : dx;
-  const long long ay = static_cast<long long>(dy < 0 ? -dy : dy) << kCannyShift;
-  const long long tg22x = ax * kCannyTg22;
-  bool max;
-  if (ay < tg22x) {
-    max = m > mag(x - 1, y) && m >= mag(x + 1, y);
-  } else if (ay > tg22x + (ax << (kCannyShift + 1))) {
-    max = m > mag(x, y - 1) && m >= mag(x, y + 1);
-  } else {
-    const int s = (dx ^ dy) < 0 ? -1 : 1;
-    max = m > mag(x - s, y - 1) && m > mag(x + s, y + 1);
-  }
+  // |dx|, |dy| <= 2^15: ay <= 2^30, tg22x < 4.5e8 and tg22x + 2^16 ax <
+  // 2.6e9, all within unsigned 32 bits.
+  const uint32_t ax = static_cast<uint32_t>(dx < 0 ? -dx : dx);
+  const uint32_t ay = static_cast<uint32_t>(dy < 0 ? -dy : dy) << kCannyShift;
+  const uint32_t tg22x = ax * kCannyTg22;
+  // The two neighbours across the gradient, chosen without branches (the
+  // GPU's warps would diverge on them): (x - ox, y - oy) and (x + ox,
+  // y + oy); the second comparison is >= only off the diagonals.
+  const bool horizontal = ay < tg22x;
+  const bool vertical = !horizontal && ay > tg22x + (ax << (kCannyShift + 1));
+  const int s = (dx ^ dy) < 0 ? -1 : 1;
+  const int ox = horizontal ? 1 : (vertical ? 0 : s), oy = horizontal ? 0 : 1;
+  const int before = mag(x - ox, y - oy), after = mag(x + ox, y + oy);
+  const bool max = m > before && (horizontal || vertical ? m >= after : m > after);
   return max ? (m > high ? 2 : 1) : 0;
 }
 

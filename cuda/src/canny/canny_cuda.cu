@@ -86,6 +86,12 @@ __device__ __forceinline__ uint8_t grey_at(const GreySource& src, int x, int y) 
                       static_cast<size_t>(x) * src.channels;
   if (src.g < 0)
     return __ldg(px);
+  if (src.channels == 4 && (reinterpret_cast<uintptr_t>(px) & 3u) == 0) {
+    const uint32_t v = __ldg(reinterpret_cast<const uint32_t*>(px));  // one load a pixel
+    return static_cast<uint8_t>(luma_bt601((v >> (8 * src.r)) & 0xffu,
+                                           (v >> (8 * src.g)) & 0xffu,
+                                           (v >> (8 * src.b)) & 0xffu));
+  }
   return static_cast<uint8_t>(luma_bt601(__ldg(px + src.r), __ldg(px + src.g), __ldg(px + src.b)));
 }
 
@@ -113,16 +119,16 @@ __global__ void __launch_bounds__(kTile* kFrontRowsY)
     grey[yy][xx] = grey_at(src, x, y);
   }
   __syncthreads();
-  // canny_gradient clamps (x + j, y + i) to the frame; every clamped
-  // coordinate it can ask for lies within [x0 - H, x0 + 31 + H] x [y0 - H,
-  // y0 + 31 + H], where grey[] holds the byte of the clamped position.
+  // grey[] holds, at each position of [x0 - H, x0 + 31 + H] x [y0 - H,
+  // y0 + 31 + H], the byte of that position clamped to the frame: the
+  // replicated border, so the taps read it unclamped.
   auto g = [&](int xs, int ys) { return static_cast<int>(grey[ys - (y0 - H)][xs - (x0 - H)]); };
   for (int i = tid; i < M * M; i += kThreads) {
     const int yy = i / M, xx = i - yy * M;
     const int x = x0 - 1 + xx, y = y0 - 1 + yy;
     int dx = 0, dy = 0, m = 0;
     if (x >= 0 && y >= 0 && x < w && y < h) {
-      canny_gradient(g, x, y, w, h, R, &dx, &dy);
+      canny_gradient_at(g, x, y, R, &dx, &dy);
       m = canny_magnitude(dx, dy, l2 != 0);
     }
     mag[yy][xx] = m;
@@ -130,9 +136,8 @@ __global__ void __launch_bounds__(kTile* kFrontRowsY)
     sdy[yy][xx] = static_cast<int16_t>(dy);
   }
   __syncthreads();
-  auto m = [&](int xs, int ys) {
-    return xs < 0 || ys < 0 || xs >= w || ys >= h ? 0 : mag[ys - (y0 - 1)][xs - (x0 - 1)];
-  };
+  // mag[] is 0 where the ring lies outside the frame: no checks.
+  auto m = [&](int xs, int ys) { return mag[ys - (y0 - 1)][xs - (x0 - 1)]; };
   const int x = x0 + threadIdx.x;
   for (int yy = threadIdx.y; yy < kTile; yy += kFrontRowsY) {
     const int y = y0 + yy;
@@ -150,12 +155,12 @@ __global__ void __launch_bounds__(kTile* kFrontRowsY)
   }
 }
 
-// The bits of `seeds` reachable from them along runs of `allowed` in both
-// directions of the row (prefix fill, log2(64) steps each way).
-__device__ __forceinline__ uint64_t fill_runs(uint64_t seeds, uint64_t allowed) {
-  uint64_t up = seeds, down = seeds, pu = allowed, pd = allowed;
+// The bits reachable from `seeds` along runs of `allowed` in both
+// directions of the row (prefix fill, log2(32) steps each way).
+__device__ __forceinline__ uint32_t fill_runs(uint32_t seeds, uint32_t allowed) {
+  uint32_t up = seeds, down = seeds, pu = allowed, pd = allowed;
 #pragma unroll
-  for (int k = 1; k < 64; k <<= 1) {
+  for (int k = 1; k < 32; k <<= 1) {
     up |= pu & (up << k);
     pu &= pu << k;
     down |= pd & (down >> k);
@@ -164,54 +169,62 @@ __device__ __forceinline__ uint64_t fill_runs(uint64_t seeds, uint64_t allowed) 
   return up | down;
 }
 
-// One row of the strong bits as 34 bits: bit 0 the pixel left of the
-// tile, bits 1..32 the tile's word, bit 33 the pixel right of it (0 past
-// the frame). Loads through L2 (__ldcg): neighbours write these words.
-__device__ __forceinline__ uint64_t strong_row(const Scratch& s, int y, int tx) {
-  if (y < 0 || y >= s.rows)
+// Row y's strong word (0 past the frame). Loads through L2 (__ldcg):
+// neighbouring tiles write these words.
+__device__ __forceinline__ uint32_t strong_word(const Scratch& s, int y, int word) {
+  if (y < 0 || y >= s.rows || word < 0 || word >= s.words)
     return 0;
-  const uint32_t* row = s.strong + static_cast<size_t>(y) * s.words;
-  const uint64_t left = tx > 0 ? __ldcg(row + tx - 1) >> 31 : 0u;
-  const uint64_t right = tx + 1 < s.words ? __ldcg(row + tx + 1) & 1u : 0u;
-  return left | static_cast<uint64_t>(__ldcg(row + tx)) << 1 | right << 33;
+  return __ldcg(s.strong + static_cast<size_t>(y) * s.words + word);
 }
 
-// The tile's strong bits grown to closure inside it, with its ring's
-// strong bits as fixed seeds; returns (in every lane) which borders
-// gained strong bits: 1 top, 2 bottom, 4 left, 8 right.
+// The tile's strong bits grown to closure inside it, its ring's strong
+// pixels fixed seeds; returns (in every lane) which borders gained strong
+// bits: 1 top, 2 bottom, 4 left, 8 right.
 __device__ unsigned grow_tile(const Scratch& s, int tx, int ty, int lane) {
   const int y = ty * kTile + lane;
   const bool in = y < s.rows;
   const size_t at = static_cast<size_t>(y) * s.words + tx;
   const uint32_t cand = in ? __ldcg(s.cand + at) : 0u;
-  const uint64_t first = strong_row(s, y, tx);
-  const uint32_t before = static_cast<uint32_t>(first >> 1);
+  const uint32_t before = strong_word(s, y, tx);
   // Nothing to grow into: done (the common case on most tiles).
   if (!__any_sync(kFull, (cand & ~before) != 0))
     return 0;
-  const uint64_t allowed = static_cast<uint64_t>(cand) << 1;
-  // The rows above and below the tile (lanes 0 and 31 use them).
-  const uint64_t top = lane == 0 ? strong_row(s, y - 1, tx) : 0,
-                 bottom = lane == kTile - 1 ? strong_row(s, y + 1, tx) : 0;
-  uint64_t row = first;
+  // The ring, fixed while the tile grows: the rows above and below the
+  // tile (lanes 0 and 31 use them), and per lane whether a strong pixel
+  // of the columns left and right of the tile touches its row (rows
+  // y - 1..y + 1): bit 0 and bit 31 seeds.
+  const uint32_t top = lane == 0 ? strong_word(s, y - 1, tx) : 0u,
+                 bottom = lane == kTile - 1 ? strong_word(s, y + 1, tx) : 0u;
+  const uint32_t left = strong_word(s, y, tx - 1) >> 31, right = strong_word(s, y, tx + 1) & 1u;
+  uint32_t left_near = left | __shfl_up_sync(kFull, left, 1) | __shfl_down_sync(kFull, left, 1);
+  uint32_t right_near = right | __shfl_up_sync(kFull, right, 1) | __shfl_down_sync(kFull, right, 1);
+  if (lane == 0) {
+    left_near |= strong_word(s, y - 1, tx - 1) >> 31;
+    right_near |= strong_word(s, y - 1, tx + 1) & 1u;
+  }
+  if (lane == kTile - 1) {
+    left_near |= strong_word(s, y + 1, tx - 1) >> 31;
+    right_near |= strong_word(s, y + 1, tx + 1) & 1u;
+  }
+  const uint32_t ring = (left_near ? 1u : 0u) | (right_near ? 0x80000000u : 0u);
+  uint32_t row = before;
   for (;;) {
-    uint64_t above = __shfl_up_sync(kFull, row, 1), below = __shfl_down_sync(kFull, row, 1);
+    uint32_t above = __shfl_up_sync(kFull, row, 1), below = __shfl_down_sync(kFull, row, 1);
     if (lane == 0)
       above = top;
     if (lane == kTile - 1)
       below = bottom;
-    const uint64_t near = above | row | below;
-    const uint64_t touched = (near | near << 1 | near >> 1) & allowed;
-    const uint64_t next = row | fill_runs(touched, allowed);
+    const uint32_t near = above | row | below;
+    const uint32_t touched = (near | near << 1 | near >> 1 | ring) & cand;
+    const uint32_t next = row | fill_runs(touched, cand);
     const bool changed = next != row;
     row = next;
     if (!__any_sync(kFull, changed))
       break;
   }
-  const uint32_t after = static_cast<uint32_t>(row >> 1);
-  const uint32_t gained = after & ~before;
+  const uint32_t gained = row & ~before;
   if (in && gained)
-    __stcg(s.strong + at, after);
+    __stcg(s.strong + at, row);
   unsigned border = 0;
   if (lane == 0 && gained)
     border |= 1;
@@ -285,28 +298,41 @@ __global__ void __launch_bounds__(kHystBlock)
   }
 }
 
-// Step 3. colour: 0 for 255/0 bytes, else the premultiplied B, G, R, A
-// bytes of an edge pixel in one word (4-byte pixels, 0 elsewhere).
+// Step 3, four pixels a thread (one nibble of a strong word). colour: 0
+// for 255/0 bytes, else the premultiplied B, G, R, A bytes of an edge
+// pixel in one word (4-byte pixels, 0 elsewhere).
 __global__ void edges_kernel(Scratch s, int w, int h, uint8_t* out, size_t pitch, int overlay,
                              uint32_t colour) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int x = 4 * (blockIdx.x * blockDim.x + threadIdx.x), y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h)
     return;
   const uint32_t word = __ldg(s.strong + static_cast<size_t>(y) * s.words + x / kTile);
-  const bool edge = (word >> (x % kTile)) & 1u;
+  const uint32_t bits = (word >> (x % kTile)) & 0xfu;  // bits past w are 0
+  const int n = min(4, w - x);
   uint8_t* o = out + static_cast<size_t>(y) * pitch;
   if (!overlay) {
-    o[x] = edge ? 255 : 0;
+    // bit k -> byte k: 0x01 spread to each byte, then times 255
+    const uint32_t bytes = ((bits * 0x00204081u) & 0x01010101u) * 255u;
+    uint8_t* px = o + x;
+    if (n == 4 && (reinterpret_cast<uintptr_t>(px) & 3u) == 0) {
+      *reinterpret_cast<uint32_t*>(px) = bytes;
+      return;
+    }
+    for (int k = 0; k < n; k++)
+      px[k] = static_cast<uint8_t>(bytes >> (8 * k));
     return;
   }
-  const uint32_t v = edge ? colour : 0u;
+  uint32_t v[4];
+  for (int k = 0; k < 4; k++)
+    v[k] = (bits >> k) & 1u ? colour : 0u;
   uint8_t* px = o + 4 * static_cast<size_t>(x);
-  if ((reinterpret_cast<uintptr_t>(px) & 3u) == 0) {
-    *reinterpret_cast<uint32_t*>(px) = v;
+  if (n == 4 && (reinterpret_cast<uintptr_t>(px) & 15u) == 0) {
+    *reinterpret_cast<uint4*>(px) = make_uint4(v[0], v[1], v[2], v[3]);
     return;
   }
-  for (int c = 0; c < 4; c++)
-    px[c] = static_cast<uint8_t>(v >> (8 * c));
+  for (int k = 0; k < n; k++)
+    for (int c = 0; c < 4; c++)
+      px[4 * k + c] = static_cast<uint8_t>(v[k] >> (8 * c));
 }
 
 size_t scratch_bytes(int w, int h) {
@@ -388,7 +414,7 @@ Status CannyOp::submit_cuda(StreamHandle stream, const ImageView& src, const Pla
   const uint32_t word = colour ? colour[0] | colour[1] << 8 | colour[2] << 16 |
                                      static_cast<uint32_t>(colour[3]) << 24
                               : 0u;
-  const dim3 block(32, 8), grid((w + 31) / 32, (h + 7) / 8);
+  const dim3 block(32, 8), grid((w + 127) / 128, (h + 7) / 8);
   edges_kernel<<<grid, block, 0, st>>>(s, w, h, edges.data, edges.pitch, colour != nullptr, word);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
