@@ -23,6 +23,17 @@ CUDAFX_HD int canny_div16_even(int v) {
   return rem > 8 || (rem == 8 && (q & 1)) ? q + 1 : q;
 }
 
+// dx and dy from the raw Sobel sums: for aperture 7 (r = 3) scaled by 1/16,
+// as OpenCV's Canny does, then saturated to 16 bits.
+CUDAFX_HD void canny_finish_gradient(int gx, int gy, int r, int* dx, int* dy) {
+  if (r == 3) {
+    gx = canny_div16_even(gx);
+    gy = canny_div16_even(gy);
+  }
+  *dx = canny_saturate16(gx);
+  *dy = canny_saturate16(gy);
+}
+
 // dx and dy at (x, y), aperture 2r + 1, of a grey plane read through
 // grey(xs, ys), which answers for positions outside the frame too (the
 // border rule is the reader's).
@@ -40,12 +51,7 @@ CUDAFX_HD void canny_gradient_at(Grey grey, int x, int y, int r, int* dx, int* d
       gx += s[i + r] * d[j + r] * v;
       gy += d[i + r] * s[j + r] * v;
     }
-  if (r == 3) {  // aperture 7: scaled by 1/16, as OpenCV's Canny does
-    gx = canny_div16_even(gx);
-    gy = canny_div16_even(gy);
-  }
-  *dx = canny_saturate16(gx);
-  *dy = canny_saturate16(gy);
+  canny_finish_gradient(gx, gy, r, dx, dy);
 }
 
 // The same with replicated borders (grey(xs, ys) asked inside the frame

@@ -95,23 +95,26 @@ __device__ __forceinline__ uint8_t grey_at(const GreySource& src, int x, int y) 
   return static_cast<uint8_t>(luma_bt601(__ldg(px + src.r), __ldg(px + src.g), __ldg(px + src.b)));
 }
 
-// Steps 1: the candidate and strong bits of one 32x32 tile. R: the Sobel
+// Step 1: the candidate and strong bits of one 32x32 tile. R: the Sobel
 // radius (aperture / 2). Shared memory holds the grey bytes of the tile
-// with R + 1 pixels around it (replicated borders: the clamped
-// coordinates canny_gradient asks for stay inside it, see grey below), and
-// dx, dy and the magnitude of the tile with one pixel around it (0 outside
-// the frame, as the rule says).
+// with R + 1 pixels around it (loaded from clamped positions: the
+// replicated border), and the magnitudes of the tile with one pixel around
+// it (0 outside the frame, as the rule says). A lane owns a column of the
+// tile and a warp four rows: the Sobel runs separably down the column
+// (row sums once a grey row, the column sums from registers), and the
+// lane keeps its four dx, dy for the suppression.
 template <int R>
 __global__ void __launch_bounds__(kTile* kFrontRowsY)
     front_kernel(GreySource src, int w, int h, int l2, int low, int high, Scratch s) {
   constexpr int H = R + 1;
   constexpr int G = kTile + 2 * H;  // grey tile side
   constexpr int M = kTile + 2;      // magnitude tile side
+  constexpr int kRows = kTile / kFrontRowsY;  // 4 rows a warp
+  constexpr int kRing = 2 * M + 2 * kTile;    // magnitudes around the tile
   __shared__ uint8_t grey[G][G + 1];
   __shared__ int mag[M][M];
-  __shared__ int16_t sdx[M][M], sdy[M][M];
   const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
-  const int tid = threadIdx.y * kTile + threadIdx.x;
+  const int lane = threadIdx.x, tid = threadIdx.y * kTile + threadIdx.x;
   constexpr int kThreads = kTile * kFrontRowsY;
   for (int i = tid; i < G * G; i += kThreads) {
     const int yy = i / G, xx = i - yy * G;
@@ -119,35 +122,66 @@ __global__ void __launch_bounds__(kTile* kFrontRowsY)
     grey[yy][xx] = grey_at(src, x, y);
   }
   __syncthreads();
-  // grey[] holds, at each position of [x0 - H, x0 + 31 + H] x [y0 - H,
-  // y0 + 31 + H], the byte of that position clamped to the frame: the
-  // replicated border, so the taps read it unclamped.
+  // The tile's own magnitudes: grey rows wy - R .. wy + 3 + R of column x.
+  const int wy = threadIdx.y * kRows, x = x0 + lane;
+  int hd[kRows + 2 * R], hs[kRows + 2 * R];
+#pragma unroll
+  for (int k = 0; k < kRows + 2 * R; k++) {
+    int a = 0, b = 0;
+#pragma unroll
+    for (int j = -R; j <= R; j++) {
+      const int v = grey[wy + k + 1][lane + H + j];  // position (x + j, y0 + wy + k - R)
+      a += sobel_tap(R, j + R, true) * v;
+      b += sobel_tap(R, j + R, false) * v;
+    }
+    hd[k] = a;
+    hs[k] = b;
+  }
+  int dxs[kRows], dys[kRows];
+#pragma unroll
+  for (int q = 0; q < kRows; q++) {
+    int gx = 0, gy = 0;
+#pragma unroll
+    for (int i = -R; i <= R; i++) {
+      gx += sobel_tap(R, i + R, false) * hd[q + R + i];
+      gy += sobel_tap(R, i + R, true) * hs[q + R + i];
+    }
+    canny_finish_gradient(gx, gy, R, &dxs[q], &dys[q]);
+    const int y = y0 + wy + q;
+    mag[wy + q + 1][lane + 1] = x < w && y < h ? canny_magnitude(dxs[q], dys[q], l2 != 0) : 0;
+  }
+  // The ring's magnitudes, a pixel a thread, the taps read directly.
   auto g = [&](int xs, int ys) { return static_cast<int>(grey[ys - (y0 - H)][xs - (x0 - H)]); };
-  for (int i = tid; i < M * M; i += kThreads) {
-    const int yy = i / M, xx = i - yy * M;
-    const int x = x0 - 1 + xx, y = y0 - 1 + yy;
-    int dx = 0, dy = 0, m = 0;
-    if (x >= 0 && y >= 0 && x < w && y < h) {
-      canny_gradient_at(g, x, y, R, &dx, &dy);
+  for (int i = tid; i < kRing; i += kThreads) {
+    int xx, yy;
+    if (i < 2 * M) {  // the rows above and below, corners included
+      xx = i % M;
+      yy = i < M ? 0 : M - 1;
+    } else {          // the columns left and right
+      xx = i < 2 * M + kTile ? 0 : M - 1;
+      yy = 1 + (i - 2 * M) % kTile;
+    }
+    const int xr = x0 - 1 + xx, yr = y0 - 1 + yy;
+    int m = 0;
+    if (xr >= 0 && yr >= 0 && xr < w && yr < h) {
+      int dx, dy;
+      canny_gradient_at(g, xr, yr, R, &dx, &dy);
       m = canny_magnitude(dx, dy, l2 != 0);
     }
     mag[yy][xx] = m;
-    sdx[yy][xx] = static_cast<int16_t>(dx);
-    sdy[yy][xx] = static_cast<int16_t>(dy);
   }
   __syncthreads();
   // mag[] is 0 where the ring lies outside the frame: no checks.
   auto m = [&](int xs, int ys) { return mag[ys - (y0 - 1)][xs - (x0 - 1)]; };
-  const int x = x0 + threadIdx.x;
-  for (int yy = threadIdx.y; yy < kTile; yy += kFrontRowsY) {
-    const int y = y0 + yy;
+#pragma unroll
+  for (int q = 0; q < kRows; q++) {
+    const int y = y0 + wy + q;
     uint8_t v = 0;
     if (x < w && y < h)
-      v = canny_classify(m, x, y, sdx[yy + 1][threadIdx.x + 1], sdy[yy + 1][threadIdx.x + 1],
-                         low, high);
-    // A warp is one row of the tile: its ballots are the row's words.
+      v = canny_classify(m, x, y, dxs[q], dys[q], low, high);
+    // A warp's row of 32 pixels: its ballots are the row's words.
     const uint32_t cand = __ballot_sync(kFull, v != 0), strong = __ballot_sync(kFull, v == 2);
-    if (threadIdx.x == 0 && y < h) {
+    if (lane == 0 && y < h) {
       const size_t at = static_cast<size_t>(y) * s.words + blockIdx.x;
       s.cand[at] = cand;
       s.strong[at] = strong;
