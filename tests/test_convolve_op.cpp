@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cudafx/convolve.hpp"
+#include "cudafx/convolve_math.hpp"
 #include "support/all_formats.hpp"
 #include "support/gpu.hpp"
 #include "support/host_image.hpp"
@@ -41,6 +42,17 @@ ConvolveParams random_kernel(int w, int h, uint32_t seed, bool integer) {
   p.height = h;
   for (int i = 0; i < w * h; i++)
     p.taps.push_back(integer ? static_cast<int>(rng() % 9) - 3 : (rng() % 1000) / 700.0 - 0.4);
+  return p;
+}
+
+// A separable integer kernel of n x n: the outer product of 1, 2, .., 2, 1
+// (n > 11 runs as two passes on the GPU).
+ConvolveParams separable_kernel(int n) {
+  ConvolveParams p;
+  p.width = p.height = n;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      p.taps.push_back((1 + std::min(i, n - 1 - i)) * (1 + std::min(j, n - 1 - j)));
   return p;
 }
 
@@ -233,6 +245,73 @@ INSTANTIATE_TEST_SUITE_P(AllFormatsAndBorders, ConvolveVsReference,
                          ::testing::Combine(::testing::ValuesIn(kAllFormats),
                                             ::testing::ValuesIn(kAllBorders)));
 
+// The GPU's division (a double reciprocal, corrected) gives the integer
+// path's byte exactly: sums around every multiple of the divisor, at the
+// ends of the range, both signs of divisor and offset.
+TEST(ConvolveDivisionRule, EqualsTheIntegerResult) {
+  std::mt19937 rng(11);
+  for (int d : {1, -1, 2, 3, -7, 16, 20, 255, 1000, -65535, 8388607, -8388607}) {
+    for (int offset : {0, 3, -128, 255}) {
+      const ConvolveDivision fast(d, offset);
+      std::vector<long long> sums = {0, 1, -1, 2147483647LL, -2147483647LL, 1 << 24, -(1 << 24)};
+      for (int k = -300; k <= 300; k++)
+        for (int e = -2; e <= 2; e++) {
+          sums.push_back(static_cast<long long>(k) * d + e);          // around multiples
+          sums.push_back(static_cast<long long>(k) * d + d / 2 + e);  // and halves
+        }
+      for (int i = 0; i < 20000; i++) {
+        sums.push_back(static_cast<int>(rng()));
+        sums.push_back(static_cast<int>(rng() % (1 << 25)) - (1 << 24));
+      }
+      for (long long s : sums) {
+        if (s < -2147483647LL || s > 2147483647LL)
+          continue;
+        const uint8_t want = convolve_integer_result(static_cast<int>(s), d, offset);
+        ASSERT_EQ(fast(static_cast<int>(s)), want) << "s " << s << " d " << d << " offset " << offset;
+        if (s >= -(1 << 24) && s <= (1 << 24)) {
+          ASSERT_EQ(fast.small(static_cast<int>(s)), want)
+              << "small: s " << s << " d " << d << " offset " << offset;
+        }
+      }
+    }
+  }
+}
+
+// The largest kernels, single rows and columns, corner anchors, frames
+// smaller than the kernel.
+TEST(ConvolveCuda, LargeAndOddKernelsEqualCpu) {
+  SKIP_WITHOUT_GPU();
+  std::vector<ConvolveParams> kernels = {random_kernel(31, 31, 5, true),
+                                         random_kernel(31, 31, 6, false),
+                                         random_kernel(31, 1, 7, true),
+                                         random_kernel(1, 31, 8, true),
+                                         random_kernel(3, 15, 9, false),
+                                         separable_kernel(31)};
+  kernels[0].anchor_x = 30;
+  kernels[0].anchor_y = 0;
+  kernels[4].anchor_x = 2;
+  kernels[4].anchor_y = 14;
+  uint32_t seed = 90;
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::GRAY8,
+                        PixelFormat::NV12}) {
+    for (const auto& size : {std::pair<int, int>{45, 37}, {20, 9}}) {
+      for (ConvolveParams k : kernels) {
+        k.filter_chroma = f == PixelFormat::NV12;
+        k.border = static_cast<BorderMode>(seed % 3);
+        HostImage src({f, size.first, size.second});
+        src.fill_random(seed++);
+        const HostImage cpu = run_cpu(src, k);
+        std::unique_ptr<ConvolveOp> op;
+        ASSERT_TRUE(ConvolveOp::create(Backend::Cuda, src.desc(), k, &op).is_ok());
+        const HostImage gpu = testing_support::run_on_device(*op, src, src.desc(), 1);
+        EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+            << format_info(f).name << " " << size.first << "x" << size.second << " kernel "
+            << k.width << "x" << k.height << " border " << static_cast<int>(k.border);
+      }
+    }
+  }
+}
+
 // The CUDA backend equals the CPU byte for byte: every kind of kernel,
 // formats of 1 to 4 bytes a pixel, rows aligned and not.
 TEST(ConvolveCuda, EqualsCpu) {
@@ -241,7 +320,17 @@ TEST(ConvolveCuda, EqualsCpu) {
                                          kernel("1 4 6 4 1"),
                                          kernel("1 2 1; 2 4 2; 1 2 1", 0, 3),
                                          random_kernel(7, 5, 3, false),
-                                         random_kernel(15, 15, 4, true)};
+                                         random_kernel(15, 15, 4, true),
+                                         kernel("1; 2; 3; 2; 1"),
+                                         // sum |t| = 257: the packed path's limit
+                                         kernel("-64 129 -64", 1),
+                                         // 258: just past it, sums in exact float
+                                         kernel("-64 130 -64", 2),
+                                         // 255 * sum |t| >= 2^24: 32-bit integer sums
+                                         kernel("-40000 80001 -40000", 1),
+                                         separable_kernel(13)};
+  kernels[3].anchor_x = 0;  // off the centre
+  kernels[3].anchor_y = 4;
   uint32_t seed = 70;
   for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::GRAY8,
                         PixelFormat::NV12, PixelFormat::I420}) {

@@ -1,17 +1,18 @@
-// CUDA backend of the convolution op. A first, plain version: one thread an
-// output value, taps from shared memory, source bytes through the read-only
-// cache with the border rule per tap; the separable integer path as a row
-// pass into a 32-bit scratch image and a column pass from it. Unfiltered
-// planes are copied. (Shared-memory source tiles, several values a thread
-// and dp4a for integer taps are the next steps: issue #17's targets.)
+// CUDA backend of the convolution op: the tiled 2D kernel
+// (convolve_tile_cuda.cuh) for every kernel but large separable ones, which
+// run as a row pass into a 32-bit scratch image and a column pass from it
+// (one thread a value, taps through the read-only cache). Unfiltered planes
+// are copied.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "common/cuda_check.hpp"
 #include "cudafx/convolve.hpp"
 #include "cudafx/convolve_math.hpp"
+#include "convolve/convolve_tile_cuda.cuh"
 
 namespace cudafx {
 namespace {
@@ -28,6 +29,7 @@ struct Args {
   int kw, kh, ax, ay;
   BorderMode border;
   int integer, idivisor, ioffset;
+  ConvolveDivision division;  // the same rounding as idivisor, ioffset, faster
   float foffset;
   const int* itaps;      // device: kw * kh (or the row taps, separable)
   const float* ftaps;    // device: kw * kh
@@ -40,47 +42,6 @@ __device__ __forceinline__ uint8_t byte_at(const Args& a, int ys, int x, int c) 
     return 0;
   const int xs = border_index(x, a.width, a.border);
   return xs < 0 ? 0 : __ldg(a.src + static_cast<size_t>(ys) * a.src_pitch + xs * a.channels + c);
-}
-
-// 2D, integer or float: value k of row y.
-__global__ void __launch_bounds__(kThreads) convolve_2d(const __grid_constant__ Args a) {
-  __shared__ int itaps[kMaxTaps];
-  __shared__ float ftaps[kMaxTaps];
-  const int n = a.kw * a.kh;
-  for (int i = threadIdx.x; i < n; i += kThreads) {
-    if (a.integer)
-      itaps[i] = a.itaps[i];
-    else
-      ftaps[i] = a.ftaps[i];
-  }
-  __syncthreads();
-  const int k = blockIdx.x * kThreads + threadIdx.x;
-  const int row_values = a.width * a.channels;
-  if (k >= row_values)
-    return;
-  const int x = k / a.channels, c = k - x * a.channels;
-  // Rows past the grid's limit (65535) strided.
-  for (int y = blockIdx.y; y < a.height; y += gridDim.y) {
-    uint8_t* out = a.dst + static_cast<size_t>(y) * a.dst_pitch + k;
-    if (!((a.lanes >> c) & 1)) {
-      *out = __ldg(a.src + static_cast<size_t>(y) * a.src_pitch + k);
-      continue;
-    }
-    int is = 0;
-    float fs = 0.0f;
-    for (int i = 0; i < a.kh; i++) {
-      const int ys = border_index(y + i - a.ay, a.height, a.border);
-      for (int j = 0; j < a.kw; j++) {
-        const int v = byte_at(a, ys, x + j - a.ax, c);
-        if (a.integer)
-          is += itaps[i * a.kw + j] * v;
-        else
-          fs = fma_rn(ftaps[i * a.kw + j], static_cast<float>(v), fs);
-      }
-    }
-    *out = a.integer ? convolve_integer_result(is, a.idivisor, a.ioffset)
-                     : convolve_float_result(fs, a.foffset);
-  }
 }
 
 // Separable, row pass: mid = sum of row taps x source bytes.
@@ -117,8 +78,75 @@ __global__ void __launch_bounds__(kThreads) convolve_cols(const __grid_constant_
       if (ys >= 0)
         s += __ldg(a.col + i) * a.mid[static_cast<size_t>(ys) * row_values + k];
     }
-    *out = convolve_integer_result(s, a.idivisor, a.ioffset);
+    *out = a.division(s);
   }
+}
+
+constexpr int kTwoPassArea = 11 * 11;
+
+template <int C, convolve_tile::Arith A>
+void launch_tile_k(const convolve_tile::Args& a, size_t shared, dim3 grid, cudaStream_t s) {
+  using convolve_tile::tile_kernel;
+  const dim3 block(convolve_tile::kThreadsX, convolve_tile::kThreadsY);
+  // Square 3x3, 5x5 and 7x7 kernels: their own instantiation (taps in
+  // registers, loops unrolled); every other size: the general one.
+  const int k = a.kw == a.kh ? a.kw : 0;
+  switch (k) {
+    case 3: tile_kernel<C, A, 3><<<grid, block, shared, s>>>(a); break;
+    case 5: tile_kernel<C, A, 5><<<grid, block, shared, s>>>(a); break;
+    case 7: tile_kernel<C, A, 7><<<grid, block, shared, s>>>(a); break;
+    default: tile_kernel<C, A, 0><<<grid, block, shared, s>>>(a); break;
+  }
+}
+
+template <int C>
+Status launch_tile_c(const convolve_tile::Args& a, convolve_tile::Arith arith, size_t shared,
+                     dim3 grid, cudaStream_t s) {
+  using convolve_tile::Arith;
+  switch (arith) {
+    case Arith::Packed: launch_tile_k<C, Arith::Packed>(a, shared, grid, s); break;
+    case Arith::ExactFloat: launch_tile_k<C, Arith::ExactFloat>(a, shared, grid, s); break;
+    case Arith::Int: launch_tile_k<C, Arith::Int>(a, shared, grid, s); break;
+    case Arith::Float: launch_tile_k<C, Arith::Float>(a, shared, grid, s); break;
+  }
+  return Status::ok();
+}
+
+// The tiled kernel over one plane (a: the plane's arguments).
+Status launch_tile(const ConvolvePlan& plan, const Args& p, convolve_tile::Arith arith, int bias,
+                   const void* taps, cudaStream_t s) {
+  convolve_tile::Args a{};
+  a.src = p.src;
+  a.dst = p.dst;
+  a.src_pitch = p.src_pitch;
+  a.dst_pitch = p.dst_pitch;
+  a.width = p.width;
+  a.height = p.height;
+  a.lanes = p.lanes;
+  a.kw = p.kw;
+  a.kh = p.kh;
+  a.ax = p.ax;
+  a.ay = p.ay;
+  a.border = p.border;
+  a.division = ConvolveDivision(plan.idivisor, plan.ioffset);
+  a.bias = bias;
+  a.foffset = plan.foffset;
+  a.taps = taps;
+  const size_t shared = convolve_tile::shared_bytes(a.kw, a.kh, p.channels, &a.row_stride);
+  const long long row_values = static_cast<long long>(a.width) * p.channels;
+  const long long tiles_y = (a.height + convolve_tile::kTileRows - 1) / convolve_tile::kTileRows;
+  if (tiles_y > 65535)
+    return Status::invalid("convolution: planes taller than 2 097 120 rows are not supported");
+  const dim3 grid(static_cast<unsigned>((row_values + convolve_tile::kTileBytes - 1) /
+                                        convolve_tile::kTileBytes),
+                  static_cast<unsigned>(tiles_y));
+  switch (p.channels) {
+    case 1: return launch_tile_c<1>(a, arith, shared, grid, s);
+    case 2: return launch_tile_c<2>(a, arith, shared, grid, s);
+    case 3: return launch_tile_c<3>(a, arith, shared, grid, s);
+    case 4: return launch_tile_c<4>(a, arith, shared, grid, s);
+  }
+  return Status::invalid("convolution: planes of 1 to 4 bytes a pixel only");
 }
 
 // Device scratch: the taps (ints or floats), the column taps, then the
@@ -129,7 +157,7 @@ constexpr size_t kTapBytes = 2 * kMaxTaps * sizeof(int) + kConvolveMaxSize * siz
 
 size_t convolve_cuda_scratch_bytes(const ConvolvePlan& plan) {
   size_t mid = 0;
-  if (plan.separable) {
+  if (plan.separable && plan.params.width * plan.params.height > kTwoPassArea) {
     const FormatInfo& fi = format_info(plan.desc.format);
     for (int i = 0; i < fi.n_planes; i++)
       mid = std::max(mid, static_cast<size_t>(plane_width(fi, i, plan.desc.width)) *
@@ -154,10 +182,30 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
   // The taps: queued copies from the plan (pageable host memory: the
   // runtime stages them before returning, so the plan may change after).
   const int n = plan.params.width * plan.params.height;
-  if (plan.separable) {
+  // Separable kernels larger than 11x11 as two passes (their cost grows
+  // with kw + kh, the tile's with kw * kh); everything else tiled.
+  const bool two_pass = plan.separable && n > kTwoPassArea;
+  convolve_tile::Arith tile_arith = convolve_tile::Arith::Float;
+  int tile_bias = 0;
+  if (plan.integer) {
+    long long magnitude = 0, negative = 0;
+    for (int t : plan.itaps) {
+      magnitude += t < 0 ? -static_cast<long long>(t) : t;
+      negative += t < 0 ? -static_cast<long long>(t) : 0;
+    }
+    tile_arith = 255 * magnitude <= 65535       ? convolve_tile::Arith::Packed
+                 : 255 * magnitude < (1 << 24) ? convolve_tile::Arith::ExactFloat
+                                               : convolve_tile::Arith::Int;
+    tile_bias = static_cast<int>(255 * negative);
+  }
+  if (two_pass) {
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_itaps, plan.row.data(), plan.row.size() * sizeof(int),
                                     cudaMemcpyHostToDevice, s));
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_col, plan.col.data(), plan.col.size() * sizeof(int),
+                                    cudaMemcpyHostToDevice, s));
+  } else if (tile_arith == convolve_tile::Arith::ExactFloat) {
+    const std::vector<float> exact(plan.itaps.begin(), plan.itaps.end());  // |t| < 2^24: exact
+    CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_ftaps, exact.data(), n * sizeof(float),
                                     cudaMemcpyHostToDevice, s));
   } else if (plan.integer) {
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_itaps, plan.itaps.data(), n * sizeof(int),
@@ -191,18 +239,22 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
     a.integer = plan.integer;
     a.idivisor = plan.idivisor;
     a.ioffset = plan.ioffset;
+    a.division = ConvolveDivision(plan.idivisor, plan.ioffset);
     a.foffset = plan.foffset;
     a.itaps = dev_itaps;
     a.ftaps = dev_ftaps;
     a.col = dev_col;
     a.mid = dev_mid;
     const int row_values = a.width * a.channels;
-    const dim3 grid((row_values + kThreads - 1) / kThreads, std::min(a.height, 65535));
-    if (plan.separable) {
+    if (two_pass) {
+      const dim3 grid((row_values + kThreads - 1) / kThreads, std::min(a.height, 65535));
       convolve_rows<<<grid, kThreads, 0, s>>>(a);
       convolve_cols<<<grid, kThreads, 0, s>>>(a);
     } else {
-      convolve_2d<<<grid, kThreads, 0, s>>>(a);
+      const bool float_taps = tile_arith == convolve_tile::Arith::Float ||
+                              tile_arith == convolve_tile::Arith::ExactFloat;
+      CUDAFX_TRY(launch_tile(plan, a, tile_arith, tile_bias,
+                             float_taps ? static_cast<const void*>(dev_ftaps) : dev_itaps, s));
     }
     CUDAFX_CUDA_TRY(cudaGetLastError());
   }
