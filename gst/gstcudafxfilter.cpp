@@ -28,6 +28,14 @@ struct GstCudaFxFilterState
   bool configured = false;      /* the op is built, for configured_mode */
   GstCudaFxFilterMode configured_mode = GST_CUDA_FX_FILTER_MODE_TRANSFORM;
   cudafx::DeviceBuffer staging_in, staging_out;
+  /* IN_PLACE with the CUDA backend and a frame in system memory that is not
+   * writable (a tee, an application holding it): the frame is read from
+   * `ip_source` and written into a buffer of `copy_pool` (pinned), through
+   * the device, instead of GstBaseTransform's copy into pageable memory
+   * (a full-frame memcpy into freshly faulted pages, then uploads and
+   * downloads at the pageable rate: 35 instead of 540 2160p frames/s). */
+  GstBufferPool *copy_pool = nullptr;
+  GstBuffer *ip_source = nullptr;
 };
 
 typedef struct
@@ -292,6 +300,16 @@ release_op (GstCudaFxFilter * self)
   st->configured = false;
 }
 
+static void
+release_copy_pool (GstCudaFxFilterState * st)
+{
+  if (st->copy_pool) {
+    gst_buffer_pool_set_active (st->copy_pool, FALSE);
+    gst_clear_object (&st->copy_pool);
+  }
+  gst_clear_buffer (&st->ip_source);
+}
+
 static gboolean
 gst_cuda_fx_filter_start (GstBaseTransform * trans)
 {
@@ -305,6 +323,7 @@ gst_cuda_fx_filter_stop (GstBaseTransform * trans)
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   release_op (self);
+  release_copy_pool (get_state (self));
   get_state (self)->have_caps = false;
   get_state (self)->dev.stop ();
   return TRUE;
@@ -412,6 +431,7 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   }
   st->same_info = gst_cuda_fx_caps_are_cuda (incaps) == gst_cuda_fx_caps_are_cuda (outcaps) &&
       gst_video_info_is_equal (&st->in_info, &st->out_info);
+  release_copy_pool (st);   /* its buffers were of the old caps */
   st->have_caps = true;
   const GstCudaFxFilterMode mode = current_mode (self);
   apply_mode_flags (self, mode, st->same_info);
@@ -648,6 +668,46 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
   return s;
 }
 
+/* IN_PLACE from a frame that may not be written (`from`, system memory)
+ * into `to` (a pinned buffer): uploaded, processed in the device staging
+ * image, downloaded into `to`. CUDA backend only. */
+static cudafx::Status
+run_buffer_from (GstCudaFxFilter * self, GstBuffer * from, GstBuffer * to)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
+  GstCudaFxDevice::Scope scope (st->dev);
+  CUDAFX_TRY (scope.status ());
+  const cudafx::StreamHandle stream = st->dev.stream ();
+  GstVideoFrame in, out;
+  bool in_dev = false, out_dev = false;
+  CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &in, &st->in_info, from, GST_MAP_READ, &in_dev));
+  cudafx::Status s = gst_cuda_fx_map_frame (st->dev, &out, &st->in_info, to, GST_MAP_WRITE,
+      &out_dev);
+  if (!s.is_ok ()) {
+    gst_video_frame_unmap (&in);
+    return s;
+  }
+  const cudafx::ImageView host_in = gst_cuda_fx_view_of_frame (&in, st->in_desc);
+  const cudafx::ImageView host_out = gst_cuda_fx_view_of_frame (&out, st->in_desc);
+  cudafx::ImageView frame;
+  s = GstCudaFxDevice::staging_view (st->staging_in, host_in, &frame, stream);
+  if (s.is_ok ())
+    s = cudafx::copy_image_async (frame, host_in, stream);
+  if (s.is_ok ())
+    s = klass->process_ip (self, frame, stream);
+  if (s.is_ok ())
+    s = cudafx::copy_image_async (host_out, frame, stream);
+  const cudafx::Status sync = st->dev.synchronize ();
+  if (s.is_ok ())
+    s = sync;
+  gst_video_frame_unmap (&out);
+  gst_video_frame_unmap (&in);
+  if (s.is_ok () && klass->finish)
+    s = klass->finish (self, to);
+  return s;
+}
+
 static GstFlowReturn
 gst_cuda_fx_filter_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
@@ -669,6 +729,14 @@ gst_cuda_fx_filter_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
     return GST_FLOW_OK;
   if (!ensure_op (self, mode))
     return GST_FLOW_NOT_NEGOTIATED;
+  GstCudaFxFilterState *st = get_state (self);
+  if (st->ip_source) {          /* see prepare_output_buffer */
+    GstBuffer *from = st->ip_source;
+    st->ip_source = nullptr;
+    const cudafx::Status s = run_buffer_from (self, from, buffer);
+    gst_buffer_unref (from);
+    return s.is_ok ()? GST_FLOW_OK : flow_error (self, "Processing failed", s);
+  }
   const cudafx::Status s = run_buffer (self, buffer, nullptr,
       mode == GST_CUDA_FX_FILTER_MODE_IN_PLACE);
   return s.is_ok ()? GST_FLOW_OK : flow_error (self, "Processing failed", s);
@@ -682,10 +750,54 @@ static GstFlowReturn
 gst_cuda_fx_filter_prepare_output_buffer (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer ** outbuf)
 {
+  GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (trans);
-  if (current_mode (GST_CUDA_FX_FILTER (trans)) == GST_CUDA_FX_FILTER_MODE_ANALYSIS &&
+  GstCudaFxFilterState *st = get_state (self);
+  const GstCudaFxFilterMode mode = current_mode (self);
+  if (mode == GST_CUDA_FX_FILTER_MODE_ANALYSIS &&
       gst_base_transform_is_passthrough (trans) && klass->finish) {
     *outbuf = gst_buffer_is_writable (inbuf) ? inbuf : gst_buffer_copy (inbuf);
+    return GST_FLOW_OK;
+  }
+  /* IN_PLACE, a frame in system memory we may not write, the CUDA backend:
+   * the result goes into a pinned buffer of ours (see copy_pool). Classes
+   * that work on host frames themselves (process_ip_host) keep the default
+   * copy. */
+  if (mode == GST_CUDA_FX_FILTER_MODE_IN_PLACE && st->have_caps &&
+      !gst_buffer_is_writable (inbuf) && st->dev.cuda () && st->dev.pinned () &&
+      !st->dev.is_our_cuda (inbuf) && !klass->process_ip_host && klass->process_ip) {
+    if (!st->copy_pool) {
+      GstCaps *caps = gst_video_info_to_caps (&st->in_info);
+      st->copy_pool = gst_cuda_fx_pinned_pool_new (st->dev.pinned (), caps,
+          GST_VIDEO_INFO_SIZE (&st->in_info), 0, 0);
+      gst_caps_unref (caps);
+      if (!st->copy_pool || !gst_buffer_pool_set_active (st->copy_pool, TRUE)) {
+        gst_clear_object (&st->copy_pool);
+        GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+            ("Cannot create a pinned buffer pool for the output"), (nullptr));
+        return GST_FLOW_ERROR;
+      }
+    }
+    GstBuffer *out = nullptr;
+    const GstFlowReturn ret = gst_buffer_pool_acquire_buffer (st->copy_pool, &out, nullptr);
+    if (ret != GST_FLOW_OK)
+      return ret;
+    /* timestamps, flags and metas, as gst_buffer_make_writable would, but
+     * not the video meta: the pool's buffer has its own */
+    gst_buffer_copy_into (out, inbuf,
+        static_cast < GstBufferCopyFlags > (GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS),
+        0, -1);
+    gst_buffer_foreach_meta (inbuf,[](GstBuffer * from, GstMeta ** meta, gpointer to)->gboolean {
+          const GstMetaInfo *info = (*meta)->info;
+          if (info->api != GST_VIDEO_META_API_TYPE && info->transform_func) {
+            GstMetaTransformCopy copy = { FALSE, 0, static_cast < gsize > (-1) };
+            info->transform_func (static_cast < GstBuffer * >(to), *meta, from,
+                _gst_meta_transform_copy, &copy);
+          }
+          return TRUE;
+        }, out);
+    gst_buffer_replace (&st->ip_source, inbuf);
+    *outbuf = out;
     return GST_FLOW_OK;
   }
   return GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->prepare_output_buffer

@@ -158,3 +158,41 @@ TEST(GreyWorldElement, CudaMemoryChain) {
     gst_harness_teardown(h);
   }
 }
+
+// A frame in system memory that others hold too (a tee, an application):
+// with the CUDA backend the element writes its result into a buffer of its
+// own (pinned, through the device) and leaves the shared one as it was,
+// timestamps and flags carried over. Also the CPU backend (GstBaseTransform's
+// copy) for comparison.
+TEST(GreyWorldElement, SharedFrameIsLeftAlone) {
+  for (const char* backend : {"cpu", "cuda"}) {
+    if (skip_backend(backend))
+      continue;
+    for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::NV12}) {
+      const ImageDesc d{f, 131, 77};
+      GstHarness* h = harness_with("cudagreyworld", std::string("backend=") + backend);
+      const std::string caps = caps_string(d);
+      gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+      Reference ref(d);
+      const HostImage src = cast_frame(d, 70, 1);
+      GstBuffer* in = buffer_from_image(src);
+      GST_BUFFER_PTS(in) = 5 * GST_SECOND;
+      GST_BUFFER_FLAG_SET(in, GST_BUFFER_FLAG_DISCONT);
+      gst_buffer_ref(in);  // ours too: not writable
+      ASSERT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
+      GstBuffer* out = gst_harness_pull(h);
+      ASSERT_NE(out, nullptr);
+      EXPECT_NE(out, in);
+      EXPECT_EQ(GST_BUFFER_PTS(out), 5 * GST_SECOND);
+      EXPECT_TRUE(GST_BUFFER_FLAG_IS_SET(out, GST_BUFFER_FLAG_DISCONT));
+      HostImage got, kept;
+      ASSERT_TRUE(image_from_buffer(out, d, &got));
+      ASSERT_TRUE(image_from_buffer(in, d, &kept));
+      EXPECT_TRUE(bytes_equal(got.view(), ref.run(src, 1.0).view())) << backend << " " << format_info(f).name;
+      EXPECT_TRUE(bytes_equal(kept.view(), src.view())) << backend << ": the shared frame was written";
+      gst_buffer_unref(out);
+      gst_buffer_unref(in);
+      gst_harness_teardown(h);
+    }
+  }
+}
