@@ -296,6 +296,10 @@ Feed system_feed(const std::string& element_desc, const std::string& caps_str, i
 Feed cuda_feed(const std::string& caps_str, int count, GstCudaContext* ctx) {
   Feed feed;
   feed.caps = caps_str;
+  // The CUDA allocator the pool takes is registered here; where no element
+  // of ours has been loaded yet (bench_chain builds its feed first) the
+  // pool would refuse every config without it.
+  gst_cuda_memory_init_once();
   feed.context = gst_context_new_cuda_context(ctx);
   GstCaps* caps = gst_caps_from_string(caps_str.c_str());
   GstVideoInfo info;
