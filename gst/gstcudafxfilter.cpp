@@ -28,12 +28,13 @@ struct GstCudaFxFilterState
   bool configured = false;      /* the op is built, for configured_mode */
   GstCudaFxFilterMode configured_mode = GST_CUDA_FX_FILTER_MODE_TRANSFORM;
   cudafx::DeviceBuffer staging_in, staging_out;
-  /* IN_PLACE with the CUDA backend and a frame in system memory that is not
-   * writable (a tee, an application holding it): the frame is read from
-   * `ip_source` and written into a buffer of `copy_pool` (pinned), through
-   * the device, instead of GstBaseTransform's copy into pageable memory
-   * (a full-frame memcpy into freshly faulted pages, then uploads and
-   * downloads at the pageable rate: 35 instead of 540 2160p frames/s). */
+  /* IN_PLACE with the CUDA backend and a frame that is not writable (a tee,
+   * an application holding it): the frame is read from `ip_source` and
+   * written into a buffer of `copy_pool` (pinned, or CUDA memory), through
+   * the device, instead of GstBaseTransform's copy into pageable memory (a
+   * full-frame memcpy into freshly faulted pages, then uploads and
+   * downloads at the pageable rate: 35 instead of 540 2160p frames/s) or
+   * into newly allocated device memory. */
   GstBufferPool *copy_pool = nullptr;
   GstBuffer *ip_source = nullptr;
 };
@@ -668,9 +669,10 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
   return s;
 }
 
-/* IN_PLACE from a frame that may not be written (`from`, system memory)
- * into `to` (a pinned buffer): uploaded, processed in the device staging
- * image, downloaded into `to`. CUDA backend only. */
+/* IN_PLACE from a frame that may not be written (`from`) into `to` (a
+ * buffer of copy_pool): in system memory uploaded, processed in the device
+ * staging image and downloaded into `to`; in CUDA memory copied on the
+ * device into `to` and processed there. CUDA backend only. */
 static cudafx::Status
 run_buffer_from (GstCudaFxFilter * self, GstBuffer * from, GstBuffer * to)
 {
@@ -688,16 +690,23 @@ run_buffer_from (GstCudaFxFilter * self, GstBuffer * from, GstBuffer * to)
     gst_video_frame_unmap (&in);
     return s;
   }
-  const cudafx::ImageView host_in = gst_cuda_fx_view_of_frame (&in, st->in_desc);
-  const cudafx::ImageView host_out = gst_cuda_fx_view_of_frame (&out, st->in_desc);
-  cudafx::ImageView frame;
-  s = GstCudaFxDevice::staging_view (st->staging_in, host_in, &frame, stream);
-  if (s.is_ok ())
-    s = cudafx::copy_image_async (frame, host_in, stream);
-  if (s.is_ok ())
-    s = klass->process_ip (self, frame, stream);
-  if (s.is_ok ())
-    s = cudafx::copy_image_async (host_out, frame, stream);
+  const cudafx::ImageView view_in = gst_cuda_fx_view_of_frame (&in, st->in_desc);
+  const cudafx::ImageView view_out = gst_cuda_fx_view_of_frame (&out, st->in_desc);
+  if (in_dev && out_dev) {
+    /* CUDA memory: a device copy, then the op in place on it */
+    s = cudafx::copy_image_async (view_out, view_in, stream);
+    if (s.is_ok ())
+      s = klass->process_ip (self, view_out, stream);
+  } else {
+    cudafx::ImageView frame;
+    s = GstCudaFxDevice::staging_view (st->staging_in, view_in, &frame, stream);
+    if (s.is_ok ())
+      s = cudafx::copy_image_async (frame, view_in, stream);
+    if (s.is_ok ())
+      s = klass->process_ip (self, frame, stream);
+    if (s.is_ok ())
+      s = cudafx::copy_image_async (view_out, frame, stream);
+  }
   const cudafx::Status sync = st->dev.synchronize ();
   if (s.is_ok ())
     s = sync;
@@ -759,22 +768,29 @@ gst_cuda_fx_filter_prepare_output_buffer (GstBaseTransform * trans, GstBuffer * 
     *outbuf = gst_buffer_is_writable (inbuf) ? inbuf : gst_buffer_copy (inbuf);
     return GST_FLOW_OK;
   }
-  /* IN_PLACE, a frame in system memory we may not write, the CUDA backend:
-   * the result goes into a pinned buffer of ours (see copy_pool). Classes
-   * that work on host frames themselves (process_ip_host) keep the default
-   * copy. */
+  /* IN_PLACE, a frame we may not write, the CUDA backend: the result goes
+   * into a buffer of ours (see copy_pool): pinned for system memory, from a
+   * CUDA pool for our CUDA memory (GstBaseTransform would copy the frame
+   * into newly allocated device memory, a cuMemAlloc a frame). Classes that
+   * work on host frames themselves (process_ip_host) keep the default copy. */
+  const bool on_device = st->dev.is_our_cuda (inbuf);
   if (mode == GST_CUDA_FX_FILTER_MODE_IN_PLACE && st->have_caps &&
-      !gst_buffer_is_writable (inbuf) && st->dev.cuda () && st->dev.pinned () &&
-      !st->dev.is_our_cuda (inbuf) && !klass->process_ip_host && klass->process_ip) {
+      !gst_buffer_is_writable (inbuf) && st->dev.cuda () && klass->process_ip &&
+      (on_device || (st->dev.pinned () && !klass->process_ip_host))) {
     if (!st->copy_pool) {
       GstCaps *caps = gst_video_info_to_caps (&st->in_info);
-      st->copy_pool = gst_cuda_fx_pinned_pool_new (st->dev.pinned (), caps,
-          GST_VIDEO_INFO_SIZE (&st->in_info), 0, 0);
+      guint size = GST_VIDEO_INFO_SIZE (&st->in_info);
+      if (on_device) {
+        gst_caps_set_features (caps, 0, gst_caps_features_new ("memory:CUDAMemory", nullptr));
+        st->copy_pool = st->dev.new_cuda_pool (caps, &size, 0, 0);
+      } else {
+        st->copy_pool = gst_cuda_fx_pinned_pool_new (st->dev.pinned (), caps, size, 0, 0);
+      }
       gst_caps_unref (caps);
       if (!st->copy_pool || !gst_buffer_pool_set_active (st->copy_pool, TRUE)) {
         gst_clear_object (&st->copy_pool);
         GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-            ("Cannot create a pinned buffer pool for the output"), (nullptr));
+            ("Cannot create a buffer pool for the output"), (nullptr));
         return GST_FLOW_ERROR;
       }
     }

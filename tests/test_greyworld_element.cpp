@@ -196,3 +196,41 @@ TEST(GreyWorldElement, SharedFrameIsLeftAlone) {
     }
   }
 }
+
+// The same in a CUDA-memory chain: a probe holds every frame that reaches
+// the element (so it may not write it); the element's result, made in a
+// buffer of its own CUDA pool, is the op's, and the held frame is unchanged.
+TEST(GreyWorldElement, SharedCudaFrameIsLeftAlone) {
+  SKIP_WITHOUT_GPU();
+  SKIP_UNLESS_GPU_READY(have_element("cudaupload") && have_element("cudadownload"),
+                        "nvcodec's cudaupload/cudadownload are not available");
+  const ImageDesc d{PixelFormat::RGBA, 200, 101};
+  GstHarness* h = harness_parse(
+      "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudagreyworld name=g0 backend=cuda ! "
+      "cudadownload");
+  const std::string caps = caps_string(d);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  GstElement* g0 = gst_bin_get_by_name(GST_BIN(h->element), "g0");
+  ASSERT_NE(g0, nullptr);
+  GstPad* sink = gst_element_get_static_pad(g0, "sink");
+  GstBuffer* held = nullptr;
+  gst_pad_add_probe(
+      sink, GST_PAD_PROBE_TYPE_BUFFER,
+      [](GstPad*, GstPadProbeInfo* info, gpointer slot) {
+        gst_buffer_replace(static_cast<GstBuffer**>(slot), GST_PAD_PROBE_INFO_BUFFER(info));
+        return GST_PAD_PROBE_OK;
+      },
+      &held, nullptr);
+  Reference ref(d);
+  const HostImage src = cast_frame(d, 80, 2);
+  EXPECT_TRUE(bytes_equal(push_pull_at(h, src, 0).view(), ref.run(src, 1.0).view()));
+  ASSERT_NE(held, nullptr);
+  HostImage kept;
+  ASSERT_TRUE(image_from_buffer(held, d, &kept));
+  EXPECT_TRUE(bytes_equal(kept.view(), src.view())) << "the held CUDA frame was written";
+  EXPECT_EQ(negotiated_memory(h), "CC");
+  gst_buffer_unref(held);
+  gst_object_unref(sink);
+  gst_object_unref(g0);
+  gst_harness_teardown(h);
+}
