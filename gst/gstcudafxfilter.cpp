@@ -681,6 +681,7 @@ run_buffer_from (GstCudaFxFilter * self, GstBuffer * from, GstBuffer * to)
   GstCudaFxDevice::Scope scope (st->dev);
   CUDAFX_TRY (scope.status ());
   const cudafx::StreamHandle stream = st->dev.stream ();
+  const gint64 t0 = g_get_monotonic_time ();
   GstVideoFrame in, out;
   bool in_dev = false, out_dev = false;
   CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &in, &st->in_info, from, GST_MAP_READ, &in_dev));
@@ -707,11 +708,15 @@ run_buffer_from (GstCudaFxFilter * self, GstBuffer * from, GstBuffer * to)
     if (s.is_ok ())
       s = cudafx::copy_image_async (view_out, frame, stream);
   }
+  const gint64 t1 = g_get_monotonic_time ();
   const cudafx::Status sync = st->dev.synchronize ();
   if (s.is_ok ())
     s = sync;
   gst_video_frame_unmap (&out);
   gst_video_frame_unmap (&in);
+  GST_LOG_OBJECT (self, "shared frame: %" G_GINT64_FORMAT " us to queue, %" G_GINT64_FORMAT
+      " us to finish (%s)", t1 - t0, g_get_monotonic_time () - t1,
+      in_dev && out_dev ? "device copy" : "through the staging image");
   if (s.is_ok () && klass->finish)
     s = klass->finish (self, to);
   return s;
@@ -814,6 +819,8 @@ gst_cuda_fx_filter_prepare_output_buffer (GstBaseTransform * trans, GstBuffer * 
         }, out);
     gst_buffer_replace (&st->ip_source, inbuf);
     *outbuf = out;
+    GST_LOG_OBJECT (self, "shared frame: the result into a buffer of our %s pool",
+        on_device ? "CUDA" : "pinned");
     return GST_FLOW_OK;
   }
   return GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->prepare_output_buffer
