@@ -43,7 +43,8 @@ gst_cuda_fx_open_device (GstElement * element, gint device_id,
         "no CUDA device found");
   if (device_id >= count)
     return cudafx::Status::invalid ("cuda-device-id " + std::to_string (device_id) +
-        " does not exist: " + std::to_string (count) + " device(s) found");
+        " does not exist: " + std::to_string (count) +
+        (count == 1 ? " CUDA device found" : " CUDA devices found"));
 #if HAVE_GSTCUDA
   if (!gst_cuda_load_library ())
     return cudafx::Status::error (cudafx::StatusCode::Unsupported,

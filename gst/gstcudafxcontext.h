@@ -40,7 +40,9 @@ private:
 /* Opens CUDA for `element`: the shared GstCudaContext when libgstcuda is
  * there (found through the neighbours or created for `device_id`, -1 any),
  * else the primary context of `device_id`. On failure the status says why
- * in words fit for an error message. *context (in/out) may already hold the
+ * in words fit for an error message; its code is InvalidArgument only when
+ * `device_id` names no device ("cuda-device-id 2 does not exist: 2 CUDA
+ * devices found"). *context (in/out) may already hold the
  * context a neighbour gave through set_context(); it stays NULL without
  * libgstcuda. */
 cudafx::Status gst_cuda_fx_open_device (GstElement * element, gint device_id,

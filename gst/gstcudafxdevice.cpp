@@ -102,6 +102,14 @@ GstCudaFxDevice::start (GstElement * element)
   }
   if (!s.is_ok ()) {
     gst_clear_object (&context_);
+    /* A cuda-device-id that names no device is a mistake in the pipeline,
+     * not a machine without a GPU: an error with backend=auto too. */
+    if (s.code () == cudafx::StatusCode::InvalidArgument) {
+      GST_ELEMENT_ERROR (element, RESOURCE, SETTINGS, ("%s", s.message ().c_str ()),
+          ("backend=%s", wanted == GST_CUDA_FX_BACKEND_CUDA ? "cuda" : "auto"));
+      started_ = false;
+      return FALSE;
+    }
     if (wanted == GST_CUDA_FX_BACKEND_CUDA) {
       GST_ELEMENT_ERROR (element, RESOURCE, NOT_FOUND,
           ("backend=cuda but no usable CUDA device: %s", s.message ().c_str ()),

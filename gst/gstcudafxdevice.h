@@ -56,7 +56,8 @@ public:
   bool get_property (GObject * object, guint prop_id, GValue * value);
 
   /* Applies the backend rule to the settings. FALSE (with an element error
-   * posted) only for backend=cuda without a usable device. */
+   * posted) for backend=cuda without a usable device, and for a
+   * `cuda-device-id` past the last device with backend=cuda or auto. */
   gboolean start (GstElement * element);
   /* Releases the stream, allocator and context. Resources the element made
    * in the context (its op, staging buffers) must be released before, in a
