@@ -25,6 +25,7 @@ struct GstCudaFxFilterState
   cudafx::ImageDesc in_desc, out_desc;
   bool have_caps = false;
   bool same_info = false;       /* the pads' video infos and memories equal */
+  bool in_cuda_memory = false;  /* the sink caps have memory:CUDAMemory */
   bool configured = false;      /* the op is built, for configured_mode */
   GstCudaFxFilterMode configured_mode = GST_CUDA_FX_FILTER_MODE_TRANSFORM;
   cudafx::DeviceBuffer staging_in, staging_out;
@@ -430,7 +431,8 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
         ("caps %" GST_PTR_FORMAT, incaps));
     return FALSE;
   }
-  st->same_info = gst_cuda_fx_caps_are_cuda (incaps) == gst_cuda_fx_caps_are_cuda (outcaps) &&
+  st->in_cuda_memory = gst_cuda_fx_caps_are_cuda (incaps);
+  st->same_info = st->in_cuda_memory == gst_cuda_fx_caps_are_cuda (outcaps) &&
       gst_video_info_is_equal (&st->in_info, &st->out_info);
   release_copy_pool (st);   /* its buffers were of the old caps */
   st->have_caps = true;
@@ -595,16 +597,28 @@ ensure_op (GstCudaFxFilter * self, GstCudaFxFilterMode mode)
   return configure_op (self, mode);
 }
 
-/* One buffer through the op. TRANSFORM: `inbuf` to `outbuf`; otherwise
- * `outbuf` is NULL and `inbuf` is the frame, written when `write`. With the
- * CUDA backend a frame in host memory goes through a device staging image,
- * and the stream is synchronised once, before the frames are unmapped. */
+/* One buffer through the op, in one of three shapes:
+ *  - TRANSFORM: `outbuf` set, `write` false: `inbuf` is read, `outbuf`
+ *    written;
+ *  - IN_PLACE or ANALYSIS: `outbuf` NULL: `inbuf` is the frame, written
+ *    when `write`;
+ *  - IN_PLACE of a frame that may not be written (see copy_pool): `outbuf`
+ *    set and `write` true: `inbuf` is only read, and the op runs in place on
+ *    a device image that holds a copy of it (`outbuf`'s own CUDA memory, or
+ *    the staging image, downloaded into `outbuf`).
+ * With the CUDA backend a frame in host memory (or in CUDA memory of another
+ * context) goes through a device staging image, and the stream is
+ * synchronised once, before the frames are unmapped. */
 static cudafx::Status
 run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool write)
 {
   GstCudaFxFilterState *st = get_state (self);
   GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
   const bool cuda = st->dev.cuda ();
+  const bool from_shared = outbuf && write;
+  if (from_shared && !cuda)
+    return cudafx::Status::error (cudafx::StatusCode::Internal,
+        "a shared frame is copied through the device only with the CUDA backend");
   std::optional < GstCudaFxDevice::Scope > scope;
   if (cuda) {
     scope.emplace (st->dev);
@@ -616,10 +630,13 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
   GstVideoFrame in, out;
   bool in_dev = false, out_dev = false;
   CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &in, &st->in_info, inbuf,
-          write ? GST_MAP_READWRITE : GST_MAP_READ, &in_dev));
+          write && !outbuf ? GST_MAP_READWRITE : GST_MAP_READ, &in_dev));
+  /* in place, `outbuf` is a frame of the input's caps */
+  const GstVideoInfo *out_info = from_shared ? &st->in_info : &st->out_info;
+  const cudafx::ImageDesc & out_desc = from_shared ? st->in_desc : st->out_desc;
   cudafx::Status s;
   if (outbuf) {
-    s = gst_cuda_fx_map_frame (st->dev, &out, &st->out_info, outbuf, GST_MAP_WRITE, &out_dev);
+    s = gst_cuda_fx_map_frame (st->dev, &out, out_info, outbuf, GST_MAP_WRITE, &out_dev);
     if (!s.is_ok ()) {
       gst_video_frame_unmap (&in);
       return s;
@@ -635,8 +652,30 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
     if (s.is_ok ())
       s = cudafx::copy_image_async (src, host_in, stream);
   }
-  if (outbuf) {
-    const cudafx::ImageView host_out = gst_cuda_fx_view_of_frame (&out, st->out_desc);
+  const char *path = "";
+  if (from_shared) {
+    const cudafx::ImageView host_out = gst_cuda_fx_view_of_frame (&out, out_desc);
+    if (out_dev) {
+      /* a device copy into the new buffer, then the op in place on it */
+      path = ", device copy";
+      if (s.is_ok ())
+        s = cudafx::copy_image_async (host_out, src, stream);
+      if (s.is_ok ())
+        s = klass->process_ip (self, host_out, stream);
+    } else if (in_dev) {
+      /* the op would write the shared frame itself: never */
+      s = cudafx::Status::error (cudafx::StatusCode::Internal,
+          "a shared frame in CUDA memory needs a CUDA-memory buffer for the result");
+    } else {
+      /* the staging copy is ours: the op in place on it, then downloaded */
+      path = ", through the staging image";
+      if (s.is_ok ())
+        s = klass->process_ip (self, src, stream);
+      if (s.is_ok ())
+        s = cudafx::copy_image_async (host_out, src, stream);
+    }
+  } else if (outbuf) {
+    const cudafx::ImageView host_out = gst_cuda_fx_view_of_frame (&out, out_desc);
     cudafx::ImageView dst = host_out;
     if (s.is_ok () && cuda && !out_dev)
       s = GstCudaFxDevice::staging_view (st->staging_out, host_out, &dst, stream);
@@ -661,64 +700,12 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
   if (outbuf)
     gst_video_frame_unmap (&out);
   gst_video_frame_unmap (&in);
-  GST_LOG_OBJECT (self, "buffer: %" G_GINT64_FORMAT " us to queue, %" G_GINT64_FORMAT
-      " us to finish (in %s, out %s)", t1 - t0, g_get_monotonic_time () - t1,
-      in_dev ? "device" : "host", outbuf ? (out_dev ? "device" : "host") : "in place");
+  GST_LOG_OBJECT (self, "%s: %" G_GINT64_FORMAT " us to queue, %" G_GINT64_FORMAT
+      " us to finish (in %s, out %s%s)", from_shared ? "shared frame" : "buffer", t1 - t0,
+      g_get_monotonic_time () - t1, in_dev ? "device" : "host",
+      outbuf ? (out_dev ? "device" : "host") : "in place", path);
   if (s.is_ok () && klass->finish)
     s = klass->finish (self, outbuf ? outbuf : inbuf);
-  return s;
-}
-
-/* IN_PLACE from a frame that may not be written (`from`) into `to` (a
- * buffer of copy_pool): in system memory uploaded, processed in the device
- * staging image and downloaded into `to`; in CUDA memory copied on the
- * device into `to` and processed there. CUDA backend only. */
-static cudafx::Status
-run_buffer_from (GstCudaFxFilter * self, GstBuffer * from, GstBuffer * to)
-{
-  GstCudaFxFilterState *st = get_state (self);
-  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
-  GstCudaFxDevice::Scope scope (st->dev);
-  CUDAFX_TRY (scope.status ());
-  const cudafx::StreamHandle stream = st->dev.stream ();
-  const gint64 t0 = g_get_monotonic_time ();
-  GstVideoFrame in, out;
-  bool in_dev = false, out_dev = false;
-  CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &in, &st->in_info, from, GST_MAP_READ, &in_dev));
-  cudafx::Status s = gst_cuda_fx_map_frame (st->dev, &out, &st->in_info, to, GST_MAP_WRITE,
-      &out_dev);
-  if (!s.is_ok ()) {
-    gst_video_frame_unmap (&in);
-    return s;
-  }
-  const cudafx::ImageView view_in = gst_cuda_fx_view_of_frame (&in, st->in_desc);
-  const cudafx::ImageView view_out = gst_cuda_fx_view_of_frame (&out, st->in_desc);
-  if (in_dev && out_dev) {
-    /* CUDA memory: a device copy, then the op in place on it */
-    s = cudafx::copy_image_async (view_out, view_in, stream);
-    if (s.is_ok ())
-      s = klass->process_ip (self, view_out, stream);
-  } else {
-    cudafx::ImageView frame;
-    s = GstCudaFxDevice::staging_view (st->staging_in, view_in, &frame, stream);
-    if (s.is_ok ())
-      s = cudafx::copy_image_async (frame, view_in, stream);
-    if (s.is_ok ())
-      s = klass->process_ip (self, frame, stream);
-    if (s.is_ok ())
-      s = cudafx::copy_image_async (view_out, frame, stream);
-  }
-  const gint64 t1 = g_get_monotonic_time ();
-  const cudafx::Status sync = st->dev.synchronize ();
-  if (s.is_ok ())
-    s = sync;
-  gst_video_frame_unmap (&out);
-  gst_video_frame_unmap (&in);
-  GST_LOG_OBJECT (self, "shared frame: %" G_GINT64_FORMAT " us to queue, %" G_GINT64_FORMAT
-      " us to finish (%s)", t1 - t0, g_get_monotonic_time () - t1,
-      in_dev && out_dev ? "device copy" : "through the staging image");
-  if (s.is_ok () && klass->finish)
-    s = klass->finish (self, to);
   return s;
 }
 
@@ -747,7 +734,7 @@ gst_cuda_fx_filter_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   if (st->ip_source) {          /* see prepare_output_buffer */
     GstBuffer *from = st->ip_source;
     st->ip_source = nullptr;
-    const cudafx::Status s = run_buffer_from (self, from, buffer);
+    const cudafx::Status s = run_buffer (self, from, buffer, true);
     gst_buffer_unref (from);
     return s.is_ok ()? GST_FLOW_OK : flow_error (self, "Processing failed", s);
   }
@@ -760,6 +747,35 @@ gst_cuda_fx_filter_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
  * metas in `finish` gets it with writable metadata: the same buffer when
  * nobody else holds it, else a new GstBuffer that shares its memory (the
  * pixels are never copied). */
+/* The pool of copy_pool's buffers for the negotiated input, made and
+ * activated on first use: CUDA memory of our context when the caps name
+ * CUDA memory, else pinned host memory. FALSE after posting an error. */
+static gboolean
+ensure_copy_pool (GstCudaFxFilter * self)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  if (st->copy_pool)
+    return TRUE;
+  GstCaps *caps = gst_video_info_to_caps (&st->in_info);
+  guint size = GST_VIDEO_INFO_SIZE (&st->in_info);
+  if (st->in_cuda_memory) {
+    gst_caps_set_features (caps, 0, gst_caps_features_new ("memory:CUDAMemory", nullptr));
+    st->copy_pool = st->dev.new_cuda_pool (caps, &size, 0, 0);
+  } else if (st->dev.pinned ()) {
+    st->copy_pool = gst_cuda_fx_pinned_pool_new (st->dev.pinned (), caps, size, 0, 0);
+  }
+  gst_caps_unref (caps);
+  if (!st->copy_pool || !gst_buffer_pool_set_active (st->copy_pool, TRUE)) {
+    gst_clear_object (&st->copy_pool);
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("Cannot create a buffer pool for the output"), (nullptr));
+    return FALSE;
+  }
+  GST_DEBUG_OBJECT (self, "shared frames go into a %s pool",
+      st->in_cuda_memory ? "CUDA" : "pinned");
+  return TRUE;
+}
+
 static GstFlowReturn
 gst_cuda_fx_filter_prepare_output_buffer (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer ** outbuf)
@@ -774,31 +790,18 @@ gst_cuda_fx_filter_prepare_output_buffer (GstBaseTransform * trans, GstBuffer * 
     return GST_FLOW_OK;
   }
   /* IN_PLACE, a frame we may not write, the CUDA backend: the result goes
-   * into a buffer of ours (see copy_pool): pinned for system memory, from a
-   * CUDA pool for our CUDA memory (GstBaseTransform would copy the frame
-   * into newly allocated device memory, a cuMemAlloc a frame). Classes that
-   * work on host frames themselves (process_ip_host) keep the default copy. */
-  const bool on_device = st->dev.is_our_cuda (inbuf);
+   * into a buffer of ours (see copy_pool) in the memory the caps name:
+   * pinned for system memory, from a CUDA pool of our context for CUDA
+   * memory, also when the frame is CUDA memory of another context or
+   * device (GstBaseTransform would copy the frame into newly allocated
+   * memory of the frame's own kind: a cuMemAlloc a frame, or pageable
+   * memory). Classes that work on host frames themselves (process_ip_host)
+   * keep the default copy of system-memory frames. */
   if (mode == GST_CUDA_FX_FILTER_MODE_IN_PLACE && st->have_caps &&
       !gst_buffer_is_writable (inbuf) && st->dev.cuda () && klass->process_ip &&
-      (on_device || (st->dev.pinned () && !klass->process_ip_host))) {
-    if (!st->copy_pool) {
-      GstCaps *caps = gst_video_info_to_caps (&st->in_info);
-      guint size = GST_VIDEO_INFO_SIZE (&st->in_info);
-      if (on_device) {
-        gst_caps_set_features (caps, 0, gst_caps_features_new ("memory:CUDAMemory", nullptr));
-        st->copy_pool = st->dev.new_cuda_pool (caps, &size, 0, 0);
-      } else {
-        st->copy_pool = gst_cuda_fx_pinned_pool_new (st->dev.pinned (), caps, size, 0, 0);
-      }
-      gst_caps_unref (caps);
-      if (!st->copy_pool || !gst_buffer_pool_set_active (st->copy_pool, TRUE)) {
-        gst_clear_object (&st->copy_pool);
-        GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-            ("Cannot create a buffer pool for the output"), (nullptr));
-        return GST_FLOW_ERROR;
-      }
-    }
+      (st->in_cuda_memory || (st->dev.pinned () && !klass->process_ip_host))) {
+    if (!ensure_copy_pool (self))
+      return GST_FLOW_ERROR;
     GstBuffer *out = nullptr;
     const GstFlowReturn ret = gst_buffer_pool_acquire_buffer (st->copy_pool, &out, nullptr);
     if (ret != GST_FLOW_OK)
@@ -819,8 +822,6 @@ gst_cuda_fx_filter_prepare_output_buffer (GstBaseTransform * trans, GstBuffer * 
         }, out);
     gst_buffer_replace (&st->ip_source, inbuf);
     *outbuf = out;
-    GST_LOG_OBJECT (self, "shared frame: the result into a buffer of our %s pool",
-        on_device ? "CUDA" : "pinned");
     return GST_FLOW_OK;
   }
   return GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->prepare_output_buffer
