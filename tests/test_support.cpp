@@ -75,6 +75,16 @@ TEST(GpuGate, DecidesFromAvailabilityAndTheVariable) {
   EXPECT_EQ(gpu_gate(false, "yes"), GpuGate::Fail);
 }
 
+TEST(GpuGate, CountGateDecidesFromTheCountAndTheVariable) {
+  EXPECT_EQ(gpus_gate(2, 2, nullptr), GpuGate::Run);
+  EXPECT_EQ(gpus_gate(2, 3, "2"), GpuGate::Run);
+  EXPECT_EQ(gpus_gate(2, 1, nullptr), GpuGate::Skip);
+  EXPECT_EQ(gpus_gate(2, 1, ""), GpuGate::Skip);
+  EXPECT_EQ(gpus_gate(2, 1, "1"), GpuGate::Skip);  // one device asked for, two needed
+  EXPECT_EQ(gpus_gate(2, 1, "2"), GpuGate::Fail);
+  EXPECT_EQ(gpus_gate(2, 0, "4"), GpuGate::Fail);
+}
+
 TEST(GpuGate, MissingGpuSkipsByDefault) {
   ScopedEnv env("CUDAFX_REQUIRE_GPU", nullptr);
   ::testing::TestPartResultArray results;

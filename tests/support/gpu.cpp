@@ -24,6 +24,20 @@ bool gpu_available(std::string* why) {
   return cuda_use_device(0).is_ok();
 }
 
+int gpu_count() {
+  int n = 0;
+  if (!cuda_device_count(&n).is_ok())
+    return 0;
+  return n;
+}
+
+GpuGate gpus_gate(int n, int have, const char* require_gpus_env) {
+  if (have >= n)
+    return GpuGate::Run;
+  const int required = require_gpus_env ? std::atoi(require_gpus_env) : 0;
+  return required >= n ? GpuGate::Fail : GpuGate::Skip;
+}
+
 GpuGate gpu_gate(bool available, const char* require_gpu_env) {
   if (available)
     return GpuGate::Run;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "cudafx/cuda_resources.hpp"
@@ -28,6 +29,17 @@ GpuGate gpu_gate(bool available);
 // required.
 bool gpu_part_runs();
 
+// The number of usable CUDA devices: 0 without a driver, a device or a CUDA
+// build.
+int gpu_count();
+
+// What a test that needs `n` devices does on a machine with `have`: run;
+// skip; or fail when `require_gpus_env` (CUDAFX_REQUIRE_GPUS, a count) asks
+// for at least `n` devices -- as on the 2-GPU machine, where a skip would
+// hide a device that went missing. CUDAFX_REQUIRE_GPU alone does not make a
+// test of two devices fail on a machine of one.
+GpuGate gpus_gate(int n, int have, const char* require_gpus_env);
+
 // The element backends a test runs its cases on, CPU first.
 inline const char* const kBackends[] = {"cpu", "cuda"};
 // The CUDA half of a test is left out without a GPU (a failure under
@@ -48,6 +60,20 @@ bool skip_backend(const char* backend);
       case ::testing_support::GpuGate::Fail:                                          \
         FAIL() << "CUDAFX_REQUIRE_GPU is set, but " << reason;                        \
     }                                                                                 \
+  } while (0)
+
+// Ends the test unless `n` CUDA devices are usable (see gpus_gate).
+#define SKIP_WITHOUT_GPUS(n)                                                            \
+  do {                                                                                  \
+    const int have_ = ::testing_support::gpu_count();                                   \
+    switch (::testing_support::gpus_gate((n), have_, std::getenv("CUDAFX_REQUIRE_GPUS"))) { \
+      case ::testing_support::GpuGate::Run:                                             \
+        break;                                                                          \
+      case ::testing_support::GpuGate::Skip:                                            \
+        GTEST_SKIP() << "needs " << (n) << " CUDA devices, found " << have_;            \
+      case ::testing_support::GpuGate::Fail:                                            \
+        FAIL() << "CUDAFX_REQUIRE_GPUS asks for " << (n) << " CUDA devices, found " << have_; \
+    }                                                                                   \
   } while (0)
 
 #define SKIP_WITHOUT_GPU()                                                          \
