@@ -11,8 +11,14 @@ namespace cudafx {
 namespace {
 
 // Workers sleep on a condition variable between jobs. A job is one
-// parallel_for call; the caller takes part as worker 0, so the pool holds
-// cpu_worker_count() - 1 threads. Calls from several threads are serialised.
+// parallel_for call; its caller takes part as worker 0, so the pool holds
+// cpu_worker_count() - 1 threads. Jobs from several threads run at the same
+// time: an idle worker takes items from the oldest job that has some left.
+// (Serialising them, as this pool first did, made two encoders in one
+// process -- two cameras -- take turns on a 32-core machine whose every
+// frame used 16 of the cores.) Within a job every participant has its own
+// worker index; two jobs may both have a worker 0 (their callers), which is
+// safe because a job's per-worker scratch is its caller's.
 class Pool {
  public:
   explicit Pool(int n) : n_(n) {
@@ -31,59 +37,71 @@ class Pool {
   int size() const { return n_; }
 
   void run(int count, const std::function<void(int, int)>& fn) {
-    std::lock_guard<std::mutex> job_lock(job_m_);
+    Job job(fn, count);
     {
       std::lock_guard<std::mutex> lk(m_);
-      fn_ = &fn;
-      count_ = count;
-      next_.store(0);
-      active_ = n_ - 1;
-      generation_++;
+      jobs_.push_back(&job);
     }
     cv_.notify_all();
-    work(0);
+    const int finished = job.work(0);
     std::unique_lock<std::mutex> lk(m_);
-    done_cv_.wait(lk, [this] { return active_ == 0; });
-    fn_ = nullptr;
+    job.done += finished;
+    // Every item returned, and no worker still holds the job.
+    done_cv_.wait(lk, [&] { return job.done == count && job.workers == 0; });
+    jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
   }
 
  private:
-  void work(int worker) {
-    for (;;) {
-      const int i = next_.fetch_add(1);
-      if (i >= count_)
-        break;
-      (*fn_)(i, worker);
+  struct Job {
+    Job(const std::function<void(int, int)>& f, int n) : fn(f), count(n) {}
+    const std::function<void(int, int)>& fn;
+    const int count;
+    std::atomic<int> next{0};
+    int done = 0;     // items returned (under m_)
+    int workers = 0;  // pool threads working on it (under m_)
+    bool has_items() const { return next.load(std::memory_order_relaxed) < count; }
+    // Runs items until none is left; how many it ran.
+    int work(int worker) {
+      int n = 0;
+      for (int i = next.fetch_add(1); i < count; i = next.fetch_add(1), n++)
+        fn(i, worker);
+      return n;
     }
+  };
+
+  Job* job_with_items() const {
+    for (Job* j : jobs_)
+      if (j->has_items())
+        return j;
+    return nullptr;
   }
+
   void loop(int worker) {
-    unsigned seen = 0;
     for (;;) {
+      Job* job = nullptr;
       {
         std::unique_lock<std::mutex> lk(m_);
-        cv_.wait(lk, [&] { return quit_ || generation_ != seen; });
+        cv_.wait(lk, [&] { return quit_ || (job = job_with_items()) != nullptr; });
         if (quit_)
           return;
-        seen = generation_;
+        job->workers++;
       }
-      work(worker);
+      const int finished = job->work(worker);
       {
         std::lock_guard<std::mutex> lk(m_);
-        if (--active_ == 0)
-          done_cv_.notify_one();
+        job->done += finished;
+        job->workers--;
+        if (job->done == job->count && job->workers == 0)
+          done_cv_.notify_all();
       }
     }
   }
 
   const int n_;
   std::vector<std::thread> threads_;
-  std::mutex job_m_, m_;
+  std::mutex m_;
   std::condition_variable cv_, done_cv_;
-  const std::function<void(int, int)>* fn_ = nullptr;
-  int count_ = 0;
-  std::atomic<int> next_{0};
-  int active_ = 0;
-  unsigned generation_ = 0;
+  std::vector<Job*> jobs_;  // running, oldest first (under m_)
   bool quit_ = false;
 };
 

@@ -1,0 +1,95 @@
+// The CPU backend's thread pool (cudafx/parallel.hpp): every index once,
+// worker indices in range and never shared by two threads of one job, and
+// jobs from several threads running at the same time (two encoders in one
+// process must not take turns).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "cudafx/parallel.hpp"
+
+using namespace cudafx;
+
+TEST(ParallelFor, EveryIndexOnceWithWorkersInRange) {
+  const int n = 1000;
+  std::vector<std::atomic<int>> calls(n);
+  std::atomic<int> bad_worker{0};
+  parallel_for(n, [&](int i, int worker) {
+    calls[i]++;
+    if (worker < 0 || worker >= cpu_worker_count())
+      bad_worker++;
+  });
+  for (int i = 0; i < n; i++)
+    EXPECT_EQ(calls[i].load(), 1) << i;
+  EXPECT_EQ(bad_worker.load(), 0);
+}
+
+TEST(ParallelFor, AWorkerIndexIsOneThreadAtATimeWithinAJob) {
+  const int workers = cpu_worker_count();
+  std::vector<std::atomic<int>> busy(workers);
+  std::atomic<int> overlaps{0};
+  for (int round = 0; round < 20; round++)
+    parallel_for(4 * workers, [&](int, int worker) {
+      if (busy[worker].fetch_add(1) != 0)
+        overlaps++;
+      volatile int spin = 0;
+      for (int k = 0; k < 2000; k++)
+        spin = spin + k;
+      busy[worker].fetch_sub(1);
+    });
+  EXPECT_EQ(overlaps.load(), 0);
+}
+
+// Two threads' jobs are in flight at once: each job's first item waits for
+// the other job to have started. A pool that ran jobs one after the other
+// would make the first wait for ever: the wait has a guard of ten seconds.
+TEST(ParallelFor, JobsFromTwoThreadsRunAtTheSameTime) {
+  if (cpu_worker_count() < 2)
+    GTEST_SKIP() << "one hardware thread";
+  std::mutex m;
+  std::condition_variable cv;
+  bool started[2] = {false, false};
+  bool saw_other[2] = {false, false};
+  auto job = [&](int me) {
+    parallel_for(2, [&](int i, int) {
+      if (i != 0)
+        return;
+      std::unique_lock<std::mutex> lk(m);
+      started[me] = true;
+      cv.notify_all();
+      saw_other[me] = cv.wait_for(lk, std::chrono::seconds(10), [&] { return started[1 - me]; });
+    });
+  };
+  std::thread a(job, 0), b(job, 1);
+  a.join();
+  b.join();
+  EXPECT_TRUE(saw_other[0]);
+  EXPECT_TRUE(saw_other[1]);
+}
+
+// Many threads, many small jobs: every index of every job exactly once.
+TEST(ParallelFor, ManyThreadsManyJobsEveryIndexOnce) {
+  const int threads = 6, jobs = 200, n = 37;
+  std::vector<std::vector<std::atomic<int>>> calls(threads);
+  for (auto& c : calls)
+    c = std::vector<std::atomic<int>>(jobs * n);
+  std::vector<std::thread> t;
+  for (int k = 0; k < threads; k++)
+    t.emplace_back([&, k] {
+      for (int j = 0; j < jobs; j++)
+        parallel_for(n, [&](int i, int) { calls[k][j * n + i]++; });
+    });
+  for (auto& th : t)
+    th.join();
+  int wrong = 0;
+  for (auto& c : calls)
+    for (auto& v : c)
+      wrong += v.load() != 1;
+  EXPECT_EQ(wrong, 0);
+}
