@@ -126,9 +126,12 @@ std::string frame_bytes(GstBuffer* buf, GstPad* pad) {
 
 // corners_text of every buffer leaving an element, read where an element
 // further down would drop the meta (cudadownload keeps only untagged metas).
+// Also which memory each buffer was in ('C' CUDA, 'S' system): an element
+// whose caps say CUDA memory must push CUDA memory.
 struct CornerLog {
   std::mutex lock;
   std::vector<std::string> lines;
+  std::string memory;
   std::string take(size_t n) {
     std::lock_guard<std::mutex> g(lock);
     return n < lines.size() ? lines[n] : "(no buffer " + std::to_string(n) + ")";
@@ -141,7 +144,13 @@ void log_corners(GstElement* e, CornerLog* log) {
                     [](GstPad*, GstPadProbeInfo* info, gpointer u) {
                       auto* l = static_cast<CornerLog*>(u);
                       std::lock_guard<std::mutex> g(l->lock);
-                      l->lines.push_back(corners_text(GST_PAD_PROBE_INFO_BUFFER(info)));
+                      GstBuffer* b = GST_PAD_PROBE_INFO_BUFFER(info);
+                      l->lines.push_back(corners_text(b));
+                      l->memory += gst_buffer_n_memory(b) > 0 &&
+                                           gst_memory_is_type(gst_buffer_peek_memory(b, 0),
+                                                              "gst.cuda.memory")
+                                       ? 'C'
+                                       : 'S';
                       return GST_PAD_PROBE_OK;
                     },
                     log, nullptr);
@@ -529,6 +538,9 @@ TEST(TwoDevices, ElementBesideAContextOfAnotherDeviceKeepsItsOwn) {
         got[0][n] += corners.take(n);  // cudadownload dropped the meta
       EXPECT_TRUE(got[0][n] == want[n]) << m.element << ", frame " << n;
     }
+    if (!m.encoder) {  // the frames left it in CUDA memory, as its caps say
+      EXPECT_EQ(corners.memory, std::string(clip.size(), 'C')) << m.element;
+    }
   }
 }
 
@@ -595,6 +607,9 @@ TEST(TwoContexts, ElementKeepsTheContextItWasGivenAndCopiesForeignFrames) {
       if (!encoder)
         got[0][n] += corners.take(n);  // cudadownload dropped the meta
       EXPECT_TRUE(got[0][n] == want[n]) << element << ", frame " << n;
+    }
+    if (!encoder) {  // the frames left it in CUDA memory, as its caps say
+      EXPECT_EQ(corners.memory, std::string(clip.size(), 'C')) << element;
     }
   }
   gst_object_unref(mine);
