@@ -10,7 +10,7 @@ pkgs=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-x
   libgtest-dev libopencv-core-dev libopencv-imgproc-dev libzstd-dev zlib1g-dev
-  libpango1.0-dev fonts-dejavu-core
+  libpango1.0-dev fonts-dejavu-core libgstrtspserver-1.0-dev
   clang libclang-rt-14-dev
 )
 missing=()
