@@ -2,14 +2,17 @@
 // item 3): the server program is started as a user would start it, serving
 // videotestsrc's ball (a frame is a function of its number, so the test
 // renders the same frames itself as the oracle) through one shared encoder
-// without periodic keyframes (key-int-max=0). Clients
+// with a keyframe every 90 frames (3 s: the recovery of a UDP client that
+// loses a packet, since its keyframe requests do not reach the encoder
+// through RTSP yet). Clients
 // `rtspsrc ! rtpgstdepay ! cudadeltadec ! appsink` join one after another,
 // each when the one before has decoded ten frames. Every client:
 //  - decodes every frame within the threshold of the source frame it is;
 //  - is in sync within one refresh period of joining: its first frame is at
 //    most 30 frames (one second) behind where the first client was when it
 //    joined -- without the keyframe the server sends each client that plays,
-//    a late client would never start (checked: with it left out, the second
+//    a late client would wait for the next periodic one, up to 90 frames
+//    (checked with key-int-max=0 and the join keyframe left out: the second
 //    client stalls);
 //  - (over TCP) gets consecutive source frames, none skipped or repeated.
 // The fourth client takes UDP (loss on loopback is possible, if rare: its
@@ -192,7 +195,7 @@ TEST(DeltaRtspServer, FourClientsJoiningLateEachDecodeWithinTheThresholdAndInSyn
   const auto refs = reference_frames();
   ASSERT_EQ(refs.size(), static_cast<size_t>(kReferenceFrames));
   ServerProcess server({program, "--port", "0", "--threshold", std::to_string(kThreshold),
-                        "--key-int-max", "0", "--source",
+                        "--key-int-max", "90", "--source",
                         std::string("videotestsrc is-live=true pattern=ball animation-mode=frames ! ") +
                             kRaw});
   const std::string url = server.first_line(20);
