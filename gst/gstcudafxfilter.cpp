@@ -743,10 +743,6 @@ gst_cuda_fx_filter_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   return s.is_ok ()? GST_FLOW_OK : flow_error (self, "Processing failed", s);
 }
 
-/* ANALYSIS passes the incoming buffer through; a subclass that attaches
- * metas in `finish` gets it with writable metadata: the same buffer when
- * nobody else holds it, else a new GstBuffer that shares its memory (the
- * pixels are never copied). */
 /* The pool of copy_pool's buffers for the negotiated input, made and
  * activated on first use: CUDA memory of our context when the caps name
  * CUDA memory, else pinned host memory. FALSE after posting an error. */
@@ -776,6 +772,10 @@ ensure_copy_pool (GstCudaFxFilter * self)
   return TRUE;
 }
 
+/* ANALYSIS passes the incoming buffer through; a subclass that attaches
+ * metas in `finish` gets it with writable metadata: the same buffer when
+ * nobody else holds it, else a new GstBuffer that shares its memory (the
+ * pixels are never copied). */
 static GstFlowReturn
 gst_cuda_fx_filter_prepare_output_buffer (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer ** outbuf)
