@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "common/cuda_check.hpp"
 #include "cudafx/convolve.hpp"
@@ -28,13 +27,10 @@ struct Args {
   unsigned lanes;
   int kw, kh, ax, ay;
   BorderMode border;
-  int integer, idivisor, ioffset;
-  ConvolveDivision division;  // the same rounding as idivisor, ioffset, faster
-  float foffset;
-  const int* itaps;      // device: kw * kh (or the row taps, separable)
-  const float* ftaps;    // device: kw * kh
-  const int* col;        // separable: kh
-  int* mid;              // separable: width * channels ints a row
+  ConvolveDivision division;  // the plan's integer rounding (idivisor, ioffset)
+  const int* itaps;      // device: the row taps (kw)
+  const int* col;        // device: the column taps (kh)
+  int* mid;              // width * channels ints a row
 };
 
 __device__ __forceinline__ uint8_t byte_at(const Args& a, int ys, int x, int c) {
@@ -82,7 +78,12 @@ __global__ void __launch_bounds__(kThreads) convolve_cols(const __grid_constant_
   }
 }
 
+// Separable kernels larger than 11x11 run as two passes (their cost grows
+// with kw + kh, the tile's with kw * kh); everything else tiled.
 constexpr int kTwoPassArea = 11 * 11;
+bool two_passes(const ConvolvePlan& plan) {
+  return plan.separable && plan.params.width * plan.params.height > kTwoPassArea;
+}
 
 template <int C, convolve_tile::Arith A>
 void launch_tile_k(const convolve_tile::Args& a, size_t shared, dim3 grid, cudaStream_t s) {
@@ -100,8 +101,8 @@ void launch_tile_k(const convolve_tile::Args& a, size_t shared, dim3 grid, cudaS
 }
 
 template <int C>
-Status launch_tile_c(const convolve_tile::Args& a, convolve_tile::Arith arith, size_t shared,
-                     dim3 grid, cudaStream_t s) {
+void launch_tile_c(const convolve_tile::Args& a, convolve_tile::Arith arith, size_t shared,
+                   dim3 grid, cudaStream_t s) {
   using convolve_tile::Arith;
   switch (arith) {
     case Arith::Packed: launch_tile_k<C, Arith::Packed>(a, shared, grid, s); break;
@@ -109,7 +110,6 @@ Status launch_tile_c(const convolve_tile::Args& a, convolve_tile::Arith arith, s
     case Arith::Int: launch_tile_k<C, Arith::Int>(a, shared, grid, s); break;
     case Arith::Float: launch_tile_k<C, Arith::Float>(a, shared, grid, s); break;
   }
-  return Status::ok();
 }
 
 // The tiled kernel over one plane (a: the plane's arguments).
@@ -141,10 +141,10 @@ Status launch_tile(const ConvolvePlan& plan, const Args& p, convolve_tile::Arith
                                         convolve_tile::kTileBytes),
                   static_cast<unsigned>(tiles_y));
   switch (p.channels) {
-    case 1: return launch_tile_c<1>(a, arith, shared, grid, s);
-    case 2: return launch_tile_c<2>(a, arith, shared, grid, s);
-    case 3: return launch_tile_c<3>(a, arith, shared, grid, s);
-    case 4: return launch_tile_c<4>(a, arith, shared, grid, s);
+    case 1: launch_tile_c<1>(a, arith, shared, grid, s); return Status::ok();
+    case 2: launch_tile_c<2>(a, arith, shared, grid, s); return Status::ok();
+    case 3: launch_tile_c<3>(a, arith, shared, grid, s); return Status::ok();
+    case 4: launch_tile_c<4>(a, arith, shared, grid, s); return Status::ok();
   }
   return Status::invalid("convolution: planes of 1 to 4 bytes a pixel only");
 }
@@ -157,7 +157,7 @@ constexpr size_t kTapBytes = 2 * kMaxTaps * sizeof(int) + kConvolveMaxSize * siz
 
 size_t convolve_cuda_scratch_bytes(const ConvolvePlan& plan) {
   size_t mid = 0;
-  if (plan.separable && plan.params.width * plan.params.height > kTwoPassArea) {
+  if (two_passes(plan)) {
     const FormatInfo& fi = format_info(plan.desc.format);
     for (int i = 0; i < fi.n_planes; i++)
       mid = std::max(mid, static_cast<size_t>(plane_width(fi, i, plan.desc.width)) *
@@ -182,9 +182,7 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
   // The taps: queued copies from the plan (pageable host memory: the
   // runtime stages them before returning, so the plan may change after).
   const int n = plan.params.width * plan.params.height;
-  // Separable kernels larger than 11x11 as two passes (their cost grows
-  // with kw + kh, the tile's with kw * kh); everything else tiled.
-  const bool two_pass = plan.separable && n > kTwoPassArea;
+  const bool two_pass = two_passes(plan);
   convolve_tile::Arith tile_arith = convolve_tile::Arith::Float;
   int tile_bias = 0;
   if (plan.integer) {
@@ -204,8 +202,9 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_col, plan.col.data(), plan.col.size() * sizeof(int),
                                     cudaMemcpyHostToDevice, s));
   } else if (tile_arith == convolve_tile::Arith::ExactFloat) {
-    const std::vector<float> exact(plan.itaps.begin(), plan.itaps.end());  // |t| < 2^24: exact
-    CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_ftaps, exact.data(), n * sizeof(float),
+    float exact[kMaxTaps];  // |t| < 2^24: exact; on the stack, no allocation a frame
+    std::copy(plan.itaps.begin(), plan.itaps.end(), exact);
+    CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_ftaps, exact, n * sizeof(float),
                                     cudaMemcpyHostToDevice, s));
   } else if (plan.integer) {
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_itaps, plan.itaps.data(), n * sizeof(int),
@@ -236,13 +235,8 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
     a.ax = plan.ax;
     a.ay = plan.ay;
     a.border = plan.params.border;
-    a.integer = plan.integer;
-    a.idivisor = plan.idivisor;
-    a.ioffset = plan.ioffset;
     a.division = ConvolveDivision(plan.idivisor, plan.ioffset);
-    a.foffset = plan.foffset;
     a.itaps = dev_itaps;
-    a.ftaps = dev_ftaps;
     a.col = dev_col;
     a.mid = dev_mid;
     const int row_values = a.width * a.channels;
