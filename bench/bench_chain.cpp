@@ -166,10 +166,5 @@ int main(int argc, char** argv) {
 #else
   md << "Built without libgstcuda: not measured.\n\n";
 #endif
-  if (!notes.empty())
-    md << "\nErrors seen:\n" << notes;
-  md << "\n";
-  const std::string text = md.str();
-  fputs(text.c_str(), stdout);
-  return write_report_section(o.out, "bench_chain", text) ? 0 : 1;
+  return finish_report(md, notes, o.out, "bench_chain");
 }

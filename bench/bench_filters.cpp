@@ -536,10 +536,5 @@ int main(int argc, char** argv) {
       fprintf(stderr, "element %s %s done\n", fc.name, r.name);
     }
   }
-  if (!notes.empty())
-    md << "\nErrors seen:\n" << notes;
-  md << "\n";
-  const std::string text = md.str();
-  fputs(text.c_str(), stdout);
-  return write_report_section(o.out, "bench_filters", text) ? 0 : 1;
+  return finish_report(md, notes, o.out, "bench_filters");
 }

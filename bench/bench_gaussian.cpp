@@ -331,10 +331,5 @@ int main(int argc, char** argv) {
       notes += "- " + row.res + ": " + row.notes + "\n";
     fprintf(stderr, "element %s done\n", r.name);
   }
-  if (!notes.empty())
-    md << "\nErrors seen:\n" << notes;
-  md << "\n";
-  const std::string text = md.str();
-  fputs(text.c_str(), stdout);
-  return write_report_section(o.out, "bench_gaussian", text) ? 0 : 1;
+  return finish_report(md, notes, o.out, "bench_gaussian");
 }

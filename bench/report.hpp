@@ -4,6 +4,7 @@
 // programs and hand-written notes share one file.
 #pragma once
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -23,4 +24,17 @@ inline bool write_report_section(const std::string& path, const std::string& pro
   std::ofstream out(path);
   out << doc;
   return static_cast<bool>(out);
+}
+
+// A program's last step: the errors it saw (if any) appended to its report,
+// the report printed and written into its section of `path`. Returns the
+// program's exit status (1 when the file could not be written).
+inline int finish_report(std::ostringstream& md, const std::string& notes,
+                         const std::string& path, const std::string& program) {
+  if (!notes.empty())
+    md << "\nErrors seen:\n" << notes;
+  md << "\n";
+  const std::string text = md.str();
+  fputs(text.c_str(), stdout);
+  return write_report_section(path, program, text) ? 0 : 1;
 }
