@@ -487,6 +487,26 @@ std::vector<std::string> cpu_stream(const std::string& element, const std::vecto
   return out[0];
 }
 
+// `got`, the stream of `element` on the CUDA backend behind a foreign
+// context, equals its CPU backend's stream; for a filter, `corners` (logged
+// at its src pad) completes the frames that cudadownload stripped of their
+// corners meta and shows that every frame left in CUDA memory.
+void expect_cpu_stream(const std::string& element, bool encoder,
+                       const std::vector<HostImage>& clip, std::vector<std::string>& got,
+                       CornerLog* corners) {
+  const auto want = cpu_stream(element, clip, encoder);
+  ASSERT_EQ(got.size(), clip.size()) << element;
+  ASSERT_EQ(want.size(), clip.size()) << element;
+  for (size_t n = 0; n < clip.size(); n++) {
+    if (!encoder)
+      got[n] += corners->take(n);  // cudadownload dropped the meta
+    EXPECT_TRUE(got[n] == want[n]) << element << ", frame " << n;
+  }
+  if (!encoder) {  // the frames left it in CUDA memory, as its caps say
+    EXPECT_EQ(corners->memory, std::string(clip.size(), 'C')) << element;
+  }
+}
+
 }  // namespace
 
 // Frames in CUDA memory of a context of device 0 (cudaupload on device 0),
@@ -530,17 +550,7 @@ TEST(TwoDevices, ElementBesideAContextOfAnotherDeviceKeepsItsOwn) {
           log_corners(x, &corners);
           gst_object_unref(x);
         });
-    const auto want = cpu_stream(m.element, clip, m.encoder);
-    ASSERT_EQ(got[0].size(), clip.size()) << m.element;
-    ASSERT_EQ(want.size(), clip.size()) << m.element;
-    for (size_t n = 0; n < clip.size(); n++) {
-      if (!m.encoder)
-        got[0][n] += corners.take(n);  // cudadownload dropped the meta
-      EXPECT_TRUE(got[0][n] == want[n]) << m.element << ", frame " << n;
-    }
-    if (!m.encoder) {  // the frames left it in CUDA memory, as its caps say
-      EXPECT_EQ(corners.memory, std::string(clip.size(), 'C')) << m.element;
-    }
+    expect_cpu_stream(m.element, m.encoder, clip, got[0], &corners);
   }
 }
 
@@ -600,17 +610,7 @@ TEST(TwoContexts, ElementKeepsTheContextItWasGivenAndCopiesForeignFrames) {
           gst_object_unref(up);
           gst_object_unref(x);
         });
-    const auto want = cpu_stream(element, clip, encoder);
-    ASSERT_EQ(got[0].size(), clip.size()) << element;
-    ASSERT_EQ(want.size(), clip.size()) << element;
-    for (size_t n = 0; n < clip.size(); n++) {
-      if (!encoder)
-        got[0][n] += corners.take(n);  // cudadownload dropped the meta
-      EXPECT_TRUE(got[0][n] == want[n]) << element << ", frame " << n;
-    }
-    if (!encoder) {  // the frames left it in CUDA memory, as its caps say
-      EXPECT_EQ(corners.memory, std::string(clip.size(), 'C')) << element;
-    }
+    expect_cpu_stream(element, encoder, clip, got[0], &corners);
   }
   gst_object_unref(mine);
   gst_object_unref(theirs);
