@@ -29,6 +29,7 @@
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/video/video.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -125,6 +126,17 @@ gboolean quit_loop(gpointer loop) {
   return G_SOURCE_REMOVE;
 }
 
+// A whole decimal number in [lo, hi] (atoi would take "abc" for 0).
+bool parse_int(const char* text, long lo, long hi, int* out) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi)
+    return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
 bool parse(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
@@ -133,20 +145,27 @@ bool parse(int argc, char** argv, Options* o) {
       o->port = argv[++i];
     else if (a == "--mount" && has_value)
       o->mount = argv[++i];
-    else if (a == "--threshold" && has_value)
-      o->threshold = std::atoi(argv[++i]);
-    else if (a == "--key-int-max" && has_value)
-      o->key_int_max = std::atoi(argv[++i]);
+    else if (a == "--threshold" && has_value) {
+      if (!parse_int(argv[++i], 0, 255, &o->threshold))  // cudadeltaenc's range
+        return false;
+    } else if (a == "--key-int-max" && has_value) {
+      if (!parse_int(argv[++i], 0, G_MAXINT, &o->key_int_max))
+        return false;
+    }
     else if (a == "--source" && has_value)
       o->source = argv[++i];
-    else if (a == "--seconds" && has_value)
-      o->seconds = std::atof(argv[++i]);
+    else if (a == "--seconds" && has_value) {
+      char* end = nullptr;
+      o->seconds = std::strtod(argv[++i], &end);
+      if (end == argv[i] || *end != '\0' || !(o->seconds >= 0))
+        return false;
+    }
     else if (a == "--multicast")
       o->multicast = true;
     else
       return false;
   }
-  return !o->mount.empty() && o->mount[0] == '/' && o->threshold >= 0 && o->key_int_max >= 0;
+  return !o->mount.empty() && o->mount[0] == '/';
 }
 
 }  // namespace
@@ -176,6 +195,20 @@ int main(int argc, char** argv) {
                              std::to_string(o.threshold) + " key-int-max=" +
                              std::to_string(o.key_int_max) +
                              " ! rtpgstpay name=pay0 pt=96 config-interval=1 )";
+  // gst-rtsp-server parses the description only when the first client
+  // comes: a mistake in --source is found here, at start, instead.
+  {
+    GError* err = nullptr;
+    GstElement* check = gst_parse_launch_full(launch.c_str(), nullptr,
+                                              GST_PARSE_FLAG_FATAL_ERRORS, &err);
+    if (!check) {
+      fprintf(stderr, "delta_rtsp_server: the pipeline cannot be built: %s\n  %s\n",
+              err ? err->message : "?", launch.c_str());
+      g_clear_error(&err);
+      return 1;
+    }
+    gst_object_unref(check);
+  }
   gst_rtsp_media_factory_set_launch(factory, launch.c_str());
   gst_rtsp_media_factory_set_shared(factory, TRUE);
   // AVPF offered too, for receivers that use early RTCP feedback

@@ -232,3 +232,46 @@ TEST(DeltaRtspServer, FourClientsJoiningLateEachDecodeWithinTheThresholdAndInSyn
     }
   }
 }
+
+// Bad arguments end the program at start with a message, before any client
+// comes: a number out of range or not a number, a source that cannot be
+// built (gst-rtsp-server alone would find it only when the first client
+// asks).
+TEST(DeltaRtspServer, BadArgumentsFailAtStartWithAMessage) {
+  const char* program = std::getenv("CUDAFX_RTSP_SERVER");
+  ASSERT_TRUE(program && *program) << "CUDAFX_RTSP_SERVER (set by meson) names no program";
+  struct Case {
+    std::vector<std::string> args;
+    const char* says;
+  };
+  const Case cases[] = {
+      {{"--threshold", "256"}, "usage:"},
+      {{"--threshold", "4x"}, "usage:"},
+      {{"--key-int-max", "-1"}, "usage:"},
+      {{"--seconds", "soon"}, "usage:"},
+      {{"--mount", "cam"}, "usage:"},
+      {{"--source", "nosuchelement"}, "the pipeline cannot be built: no element \"nosuchelement\""},
+  };
+  for (const Case& c : cases) {
+    std::vector<char*> argv{const_cast<char*>(program)};
+    const std::vector<std::string> args = [&] {
+      // --seconds 5 first: a program that wrongly starts ends anyway, with 0
+      std::vector<std::string> a{"--port", "0", "--seconds", "5"};
+      a.insert(a.end(), c.args.begin(), c.args.end());
+      return a;
+    }();
+    for (const std::string& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    gchar* err_text = nullptr;
+    gint status = 0;
+    GError* err = nullptr;
+    ASSERT_TRUE(g_spawn_sync(nullptr, argv.data(), nullptr, G_SPAWN_STDOUT_TO_DEV_NULL, nullptr,
+                             nullptr, nullptr, &err_text, &status, &err))
+        << (err ? err->message : "");
+    EXPECT_FALSE(g_spawn_check_wait_status(status, nullptr)) << c.args[0] << " " << c.args[1];
+    EXPECT_NE(std::string(err_text ? err_text : "").find(c.says), std::string::npos)
+        << c.args[0] << " " << c.args[1] << ": " << (err_text ? err_text : "");
+    g_free(err_text);
+  }
+}
