@@ -241,17 +241,17 @@ int main(int argc, char** argv) {
     for (const ChainSpec& c : chains) {
       // two feeds a device: two branches on one device read their own buffers
       const std::string caps = caps_for(c.format, c.w, c.h, true);
+      std::vector<std::vector<uint8_t>> changing;  // made once, copied into every feed
+      if (c.changing)
+        changing = changing_frames(std::string(c.format) == "NV12" ? size_t(c.w) * c.h * 3 / 2
+                                                                   : size_t(c.w) * c.h * 4,
+                                   8);
       Feed feeds[2][2];
       for (int d = 0; d < 2; d++)
         for (int k = 0; k < 2; k++) {
           feeds[d][k] = cuda_feed(caps, 8, ctx[d]);
-          if (c.changing) {
-            const size_t bytes = std::string(c.format) == "NV12" ? size_t(c.w) * c.h * 3 / 2
-                                                                 : size_t(c.w) * c.h * 4;
-            const auto f = changing_frames(bytes, 8);
-            for (int i = 0; i < 8; i++)
-              refill(feeds[d][k], i, 8, f[i].data());
-          }
+          for (size_t i = 0; i < changing.size(); i++)
+            refill(feeds[d][k], static_cast<int>(i), 8, changing[i].data());
         }
       const int frames = o.quick ? 40 : (c.changing ? 250 : 1500);
       std::vector<std::vector<double>> fps(std::size(kPlacements));
