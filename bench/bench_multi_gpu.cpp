@@ -226,7 +226,8 @@ int main(int argc, char** argv) {
   md << "Branches of one pipeline, each `appsrc ! chain ! fakesink` fed from its own pre-filled "
         "buffers in CUDA memory of its device's context and pushed from its own thread; every "
         "element given `backend=cuda cuda-device-id=` its branch's device. *frames/s*: the "
-        "branches' rates over the frames after their first ten, added; median over the rounds "
+        "branches' rates over the frames after their first ten, added (each feed rotates through "
+        "at least 256 MB of buffers: cold, past L2); median over the rounds "
         "(each round runs the three placements, the order alternating), *spread* min–max. "
         "*vs 1 GPU*: the two-GPU placement over two branches on GPU 0.\n\n";
   std::string notes;
@@ -241,15 +242,18 @@ int main(int argc, char** argv) {
     for (const ChainSpec& c : chains) {
       // two feeds a device: two branches on one device read their own buffers
       const std::string caps = caps_for(c.format, c.w, c.h, true);
+      const size_t frame_bytes = std::string(c.format) == "NV12" ? size_t(c.w) * c.h * 3 / 2
+                                                                 : size_t(c.w) * c.h * 4;
+      // Each feed rotates through >= 256 MB (cold: past the L2 cache); a
+      // changing stream repeats 8 frames, refilled every 8th buffer.
+      const int count = (std::max(8, cold_count(frame_bytes)) + 7) / 8 * 8;
       std::vector<std::vector<uint8_t>> changing;  // made once, copied into every feed
       if (c.changing)
-        changing = changing_frames(std::string(c.format) == "NV12" ? size_t(c.w) * c.h * 3 / 2
-                                                                   : size_t(c.w) * c.h * 4,
-                                   8);
+        changing = changing_frames(frame_bytes, 8);
       Feed feeds[2][2];
       for (int d = 0; d < 2; d++)
         for (int k = 0; k < 2; k++) {
-          feeds[d][k] = cuda_feed(caps, 8, ctx[d]);
+          feeds[d][k] = cuda_feed(caps, count, ctx[d]);
           for (size_t i = 0; i < changing.size(); i++)
             refill(feeds[d][k], static_cast<int>(i), 8, changing[i].data());
         }
