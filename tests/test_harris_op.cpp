@@ -124,7 +124,8 @@ Detection detect_cuda(const HostImage& src, const HarrisParams& p, size_t align,
 
 // The CUDA kernels' code run on the host (harris_cuda_emulate), the
 // response into rows padded by `resp_pad` floats.
-Detection detect_emulated(const HostImage& src, const HarrisParams& p, int resp_pad) {
+Detection detect_emulated(const HostImage& src, const HarrisParams& p, int resp_pad,
+                          HarrisSelectPath* path = nullptr) {
   Detection d;
   HarrisPlan plan;
   Status s = plan_harris(src.desc(), p, &plan);
@@ -132,7 +133,8 @@ Detection detect_emulated(const HostImage& src, const HarrisParams& p, int resp_
   const int W = src.desc().width, H = src.desc().height;
   cv::Mat padded(H, W + resp_pad, CV_32F, cv::Scalar(std::nanf("")));
   std::vector<uint8_t> result;
-  s = harris_cuda_emulate(plan, src.view(), {padded.ptr<float>(), padded.step}, true, &result);
+  s = harris_cuda_emulate(plan, src.view(), {padded.ptr<float>(), padded.step}, true, &result,
+                          path);
   EXPECT_TRUE(s.is_ok()) << s.message();
   d.response = padded(cv::Rect(0, 0, W, H)).clone();
   if (result.size() >= sizeof(HarrisResultHeader)) {
@@ -959,8 +961,11 @@ TEST_P(HarrisCudaKernels, EqualCpuOnHighContrastPatterns) {
           }
 }
 
-// The selection kernel's paths: few candidates (sorted whole), more than the
-// sort buffer (radix select of max_corners, then sorted), ties.
+// The selection kernel's paths: scores spread over the buckets (the keys up
+// to the max_corners-th one's bucket ranked within their buckets), equal
+// scores crowding a bucket with few candidates (sorted whole) or more than
+// the sort buffer (radix select of max_corners, then sorted), ties. The
+// emulation tells which path each case took: all three must be.
 TEST_P(HarrisCudaKernels, EqualCpuInEverySelectionPath) {
   SKIP_UNLESS_KERNELS_RUN();
   HostImage noisy({PixelFormat::GRAY8, 512, 384});
@@ -970,8 +975,13 @@ TEST_P(HarrisCudaKernels, EqualCpuInEverySelectionPath) {
   for (int y = 0; y < 384; y++)
     for (int x = 0; x < 512; x++)
       pl.data[y * pl.pitch + x] = ((x / 4) % 2) ^ ((y / 4) % 2) ? 220 : 20;
-  bool selected = false;
-  for (const HostImage* img : {&noisy, &ties}) {
+  // A quarter of it: fewer equal candidates than the sort buffer holds.
+  HostImage few_ties({PixelFormat::GRAY8, 128, 96});
+  const PlaneView fl = few_ties.view().plane(0);
+  for (int y = 0; y < 96; y++)
+    std::memcpy(fl.data + y * fl.pitch, pl.data + y * pl.pitch, 128);
+  std::set<HarrisSelectPath> paths;
+  for (const HostImage* img : {&noisy, &ties, &few_ties}) {
     for (int r : {0, 1, 3, 32}) {
       for (int k : {1, 100, 2047, 2048, 2049, 3000, kHarrisMaxCorners}) {
         HarrisParams p = make_params(3, 3);
@@ -980,14 +990,21 @@ TEST_P(HarrisCudaKernels, EqualCpuInEverySelectionPath) {
         p.max_corners = k;
         p.subpixel = k == 3000;
         const Detection cpu = detect_cpu(*img, p);
-        selected |= cpu.header.candidates > 2048 && k < 2048;
-        EXPECT_TRUE(same_detection(cpu, run(*img, p, 256, 0)))
-            << (img == &noisy ? "noise " : "ties ") << describe(p) << ", "
+        HarrisSelectPath path = HarrisSelectPath::SortAll;
+        const Detection got = GetParam() == Kernels::Gpu ? detect_cuda(*img, p, 256, 0)
+                                                         : detect_emulated(*img, p, 0, &path);
+        paths.insert(path);
+        EXPECT_TRUE(same_detection(cpu, got))
+            << (img == &noisy ? "noise " : img == &ties ? "ties " : "few ties ") << describe(p) << ", "
             << cpu.header.candidates << " candidates";
       }
     }
   }
-  EXPECT_TRUE(selected) << "no case took the radix select";
+  if (GetParam() == Kernels::Emulated) {
+    EXPECT_TRUE(paths.count(HarrisSelectPath::SortAll)) << "no case sorted every candidate";
+    EXPECT_TRUE(paths.count(HarrisSelectPath::Buckets)) << "no case took the bucket selection";
+    EXPECT_TRUE(paths.count(HarrisSelectPath::Radix)) << "no case took the radix select";
+  }
 }
 
 TEST_P(HarrisCudaKernels, EqualCpuOnPhotos) {

@@ -199,9 +199,14 @@ struct HarrisCpuScratch {
 // The CUDA backend's buffers, allocated by the op at creation.
 struct HarrisCudaBuffers {
   DeviceBuffer device;   // state, result, candidate keys, response
-  PinnedBuffer host;     // the result, copied back each frame
+  PinnedBuffer host;     // the result, written by the selection kernel or copied back
+  uint8_t* host_mapped = nullptr;  // `host` as the device sees it; null: not mapped
   size_t result_at = 0, keys_at = 0, response_at = 0, response_pitch = 0;
   int sort_capacity = 0; // keys the select kernel sorts in shared memory
+  // The device state is zero: the last detection's selection kernel was
+  // queued (it zeroes the state after reading it). False after allocation
+  // or a failed submit: the next detection zeroes it first.
+  bool state_zero = false;
 };
 
 // The op: built once for a format and size, then submitted per frame.
@@ -271,8 +276,13 @@ Status harris_cuda(const HarrisPlan& plan, const ImageView& src, const HarrisRes
 // block and thread by thread, candidates appended and gathered in scrambled
 // orders -- on host memory. Writes the response and, with detect, into
 // *result what the CUDA backend copies back (HarrisResultHeader + corners).
+// `path`, when given, tells which way the selection kernel took (tests
+// check that every way is taken): Buckets, the keys up to the max_corners-th
+// one's score bucket ranked within their buckets; SortAll, every candidate
+// sorted; Radix, a radix select of max_corners keys, then sorted.
+enum class HarrisSelectPath { SortAll, Buckets, Radix };
 Status harris_cuda_emulate(const HarrisPlan& plan, const ImageView& src,
                            const HarrisResponseView& response, bool detect,
-                           std::vector<uint8_t>* result);
+                           std::vector<uint8_t>* result, HarrisSelectPath* path = nullptr);
 
 }  // namespace cudafx

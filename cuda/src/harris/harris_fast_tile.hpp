@@ -8,7 +8,7 @@
 // 2*block_radius+1 times. Here each stage item is a short run of outputs
 // along the filter's direction, so one load serves several taps (a 5-tap
 // pass over 4 outputs reads 8 values, not 20), the Sobel taps are
-// compile-time constants, products are computed once, and box windows sum
+// compile-time constants, products stay in registers, and box windows sum
 // by running (add the entering value, subtract the leaving one: exact
 // integers, the same sums). The integers and the one float formula are
 // those of the staged tile and the CPU backend, so the results are
@@ -17,14 +17,23 @@
 //
 // Stages (a barrier after each), for a kFastW x kFastH tile at (x0, y0)
 // (kFastW: 64 columns, 32 with 64-bit sums):
-//  1. load:  grey rows y0-H .. y0+kFastH+H-1, columns x0-H .., as bytes;
+//  1. load:  grey rows y0-H .. y0+kFastH+H-1, columns x0-H .., as bytes,
+//            4 pixels an item (one aligned 16- or 4-byte load, one store);
 //  2. rows:  the Sobel row passes (derivative, smoothing) at product columns
 //            x0-BR .. x0+kFastW+BR-1 of every grey row, kRunX columns an
-//            item, packed in one word (both fit 16 bits signed);
-//  3. cols:  Ix, Iy at product rows y0-BR .., kRunY rows an item (a column
-//            each thread: conflict-free), and Ix^2, IxIy, Iy^2;
-//  4. hsum:  horizontal window sums, kRunX columns an item (128-bit loads);
-//  5. out:   vertical window sums, kRunY rows an item, and the response.
+//            item, as 16-bit values (both fit 16 bits signed);
+//  3. cols:  a product column and kRunY output rows an item (a column each
+//            thread: conflict-free): Ix, Iy and their products on the
+//            kRunY + 2*BR product rows the windows cover, in registers,
+//            and the vertical window sums;
+//  4. out:   an output row and kRunX columns an item: the horizontal window
+//            sums (128-bit loads) and the responses (one 16-byte store).
+// Products are computed (2*BR + kRunY) / kRunY times over instead of
+// being stored and loaded: cheaper than a shared-memory round trip and a
+// stage (H100, 2160p RGBA g5 b5: 66 -> 64 us; GRAY8 g3 b5 56 -> 49 us).
+// Tried and slower: 8 output rows a column item (fewer instructions, 48
+// registers: GRAY8 g3 b5 49 -> 51 us); a grid of resident blocks looping
+// over the tiles (80 -> 89 us under Nsight Compute).
 //
 // Included at the end of harris_kernels.hpp (it uses ResponseArgs, AccOps
 // and load_byte from there).
@@ -81,6 +90,21 @@ CUDAFX_HD void load4(const long long* p, long long out[4]) {
 #endif
 }
 
+// Four floats to global memory: one 16-byte store when `vec` (the address
+// is 16-byte aligned), else four.
+CUDAFX_HD void store4(float* p, const float v[4], bool vec) {
+#if defined(__CUDA_ARCH__)
+  if (vec) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    return;
+  }
+#else
+  (void)vec;
+#endif
+  for (int k = 0; k < 4; k++)
+    p[k] = v[k];
+}
+
 template <int GR, int BR, class Acc>
 struct ResponseFastTile {
   // Output columns: 64, or 32 with 64-bit sums (the static shared memory of
@@ -91,40 +115,80 @@ struct ResponseFastTile {
   static constexpr int PW = kFastW + 2 * BR, PH = kFastH + 2 * BR;  // product positions
   static constexpr int kRowGroups = (PW + kRunX - 1) / kRunX;
   static constexpr int kColGroups = (PH + kRunY - 1) / kRunY;
-  // Row lengths with room for the last run's reads past the end, rounded
-  // to 16 bytes for the 128-bit loads.
-  static constexpr int GWS = (kRowGroups * kRunX + 2 * GR + 15) / 16 * 16;  // bytes
+  // The grey tile starts kLead columns left of x0 - H, so that its 4-pixel
+  // load groups start at multiples of 4 pixels (x0 is a multiple of 64):
+  // aligned 16-byte (RGBA) or 4-byte (GRAY8) loads.
+  static constexpr int kLead = (4 - H % 4) % 4;
+  static constexpr int kGroups = (kLead + GW + 3) / 4;  // load groups a grey row
+  // Row lengths with room for the last group and the last run's reads past
+  // the end, rounded to 16 bytes for the 128-bit loads.
+  static constexpr int GWS_NEED = kGroups * 4 > kLead + kRowGroups * kRunX + 2 * GR
+                                      ? kGroups * 4
+                                      : kLead + kRowGroups * kRunX + 2 * GR;
+  static constexpr int GWS = (GWS_NEED + 15) / 16 * 16;  // bytes
   static constexpr int PWS = (kFastW + kRunX + 2 * BR + 3) / 4 * 4;         // values
-  static constexpr int PASS_ROWS = kColGroups * kRunY + 2 * GR;
-  static constexpr int kLoadItems = GH * GW, kRowItems = GH * kRowGroups,
-                       kColItems = kColGroups * PW, kHsumItems = PH * (kFastW / kRunX),
-                       kOutputItems = (kFastH / kRunY) * kFastW;
+  static constexpr int kLoadItems = GH * kGroups, kRowItems = GH * kRowGroups,
+                       kColItems = (kFastH / kRunY) * PW, kOutputItems = kFastH * (kFastW / kRunX);
   static_assert(kFastW % kRunX == 0 && kFastH % kRunY == 0, "runs tile the outputs");
+  static_assert(kRunX == 4, "output runs are one 16-byte store");
   using Ops = AccOps<Acc>;
 
-  // The window sums reuse the memory of the grey tile and the row passes,
-  // which the stages before them were the last to read.
-  struct GreyAndPasses {
-    alignas(16) uint8_t grey[GH][GWS];
-    alignas(16) uint32_t pass[PASS_ROWS][PW];  // derivative pass low 16 bits, smoothing high, signed
-  };
-  union Early {
-    GreyAndPasses gp;
-    alignas(16) Acc wsum[3][PH][kFastW];  // horizontal window sums
-  };
-  Early e;
-  alignas(16) Acc prod[3][PH][PWS];  // Ix^2, IxIy, Iy^2
+  alignas(16) uint8_t grey[GH][GWS];
+  // The row passes of every grey row, derivative and smoothing taps (both
+  // fit 16 bits signed): apart, so the column stage loads them
+  // sign-extended as they are (one packed word needed three instructions
+  // to unpack).
+  alignas(16) int16_t pass_d[GH][PW];
+  alignas(16) int16_t pass_s[GH][PW];
+  // Vertical window sums of Ix^2, IxIy, Iy^2 at every output row and
+  // product column.
+  alignas(16) Acc vsum[3][kFastH][PWS];
+
+  // The columns of block bx of the response grid: block 0 is one staged
+  // slice (kTileW columns) at the left edge, the others kFastW columns
+  // from kTileW on. Blocks at the left and right edges run the staged
+  // code, a slice at a time; starting the wide blocks a slice in makes
+  // each edge one slice wide (for 3840 columns: 0..31 and 3808..3839)
+  // instead of kFastW / kTileW of them.
+  CUDAFX_HD static int block_x0(int bx) { return bx == 0 ? 0 : kTileW + (bx - 1) * kFastW; }
+  CUDAFX_HD static int block_width(int bx) { return bx == 0 ? kTileW : kFastW; }
+  static int blocks_x(int width) {
+    return width <= kTileW ? 1 : 1 + (width - kTileW + kFastW - 1) / kFastW;
+  }
 
   // Whether the tile at (x0, y0) reads no pixel outside the frame.
   CUDAFX_HD static bool fits(const ResponseArgs& a, int x0, int y0) {
     return x0 >= H && y0 >= H && x0 + kFastW + H <= a.width && y0 + kFastH + H <= a.height;
   }
 
+  // Four grey pixels of row r from tile column 4 * q (image column
+  // x0 - H - kLead + 4q): one aligned load where the format and the rows
+  // allow (ResponseArgs::vec), stored as one word. Pixels past the frame's
+  // right edge (the last group may reach 3 past the tile) are 0; no output
+  // reads them.
   CUDAFX_HD void load(const ResponseArgs& a, int x0, int y0, int i) {
-    const int r = i / GW, c = i - r * GW;
-    const uint8_t* p = a.src + static_cast<size_t>(y0 - H + r) * a.src_pitch +
-                       static_cast<size_t>(x0 - H + c) * a.channels;
-    e.gp.grey[r][c] = static_cast<uint8_t>(grey_of_pixel(a, p));
+    const int r = i / kGroups, q = i - r * kGroups;
+    const int x = x0 - H - kLead + 4 * q;
+    const uint8_t* row = a.src + static_cast<size_t>(y0 - H + r) * a.src_pitch;
+    uint32_t packed = 0;
+    if (a.vec && x + 4 <= a.width) {
+      if (a.channels == 4) {
+        uint32_t w[4];
+        load_words4(row + static_cast<size_t>(x) * 4, w);
+CUDAFX_HARRIS_UNROLL
+        for (int t = 0; t < 4; t++)
+          packed |= static_cast<uint32_t>(harris_luma(byte_of(w[t], a.ro), byte_of(w[t], a.go),
+                                                      byte_of(w[t], a.bo)))
+                    << (8 * t);
+      } else {
+        packed = load_word(row + x);
+      }
+    } else {
+      for (int t = 0; t < 4 && x + t < a.width; t++)
+        packed |= static_cast<uint32_t>(grey_of_pixel(a, row + static_cast<size_t>(x + t) * a.channels))
+                  << (8 * t);
+    }
+    *reinterpret_cast<uint32_t*>(&grey[r][4 * q]) = packed;
   }
 
   // kRunX product columns of grey row r from column 4 * group.
@@ -133,7 +197,7 @@ struct ResponseFastTile {
     constexpr int N = kRunX + 2 * GR;
     int g[N];
     // Whole words: the run and its taps lie in bytes c0 .. c0 + N - 1.
-    const uint8_t* row = e.gp.grey[r] + c0;
+    const uint8_t* row = grey[r] + kLead + c0;
 CUDAFX_HARRIS_UNROLL
     for (int j = 0; j < N; j++)
       g[j] = row[j];
@@ -145,117 +209,105 @@ CUDAFX_HARRIS_UNROLL
         d += sobel_deriv(GR, t) * g[k + t];
         s += sobel_smooth(GR, t) * g[k + t];
       }
-      if (c0 + k < PW)
-        e.gp.pass[r][c0 + k] = (static_cast<uint32_t>(d) & 0xffffu) | (static_cast<uint32_t>(s) << 16);
+      if (c0 + k < PW) {
+        pass_d[r][c0 + k] = static_cast<int16_t>(d);
+        pass_s[r][c0 + k] = static_cast<int16_t>(s);
+      }
     }
   }
 
-  // kRunY product rows of product column c from row 4 * group.
-  CUDAFX_HD void cols(int i) {
+  // The window sum along a run of N values for kRun outputs: box by
+  // running (add the entering value, subtract the leaving one: exact
+  // integers, the same sums), else weighted.
+  template <int kRun, int N>
+  CUDAFX_HD static void window_run(const ResponseArgs& a, const Acc (&v)[N], Acc (&out)[kRun]) {
+    if (a.box) {
+      Acc sum = 0;
+CUDAFX_HARRIS_UNROLL
+      for (int t = 0; t <= 2 * BR; t++)
+        sum += v[t];
+      out[0] = sum;
+CUDAFX_HARRIS_UNROLL
+      for (int k = 1; k < kRun; k++) {
+        sum += v[k + 2 * BR] - v[k - 1];
+        out[k] = sum;
+      }
+    } else {
+CUDAFX_HARRIS_UNROLL
+      for (int k = 0; k < kRun; k++) {
+        Acc w = 0;
+CUDAFX_HARRIS_UNROLL
+        for (int t = 0; t <= 2 * BR; t++)
+          w += static_cast<Acc>(a.window[t]) * v[k + t];
+        out[k] = w;
+      }
+    }
+  }
+
+  // Product column c, output rows 4 * group ..: Ix, Iy and their products
+  // on the kRunY + 2 * BR product rows their windows cover (kept in
+  // registers, never stored), and the vertical window sums.
+  CUDAFX_HD void cols(const ResponseArgs& a, int i) {
     const int grp = i / PW, c = i - grp * PW, r0 = grp * kRunY;
-    constexpr int N = kRunY + 2 * GR;
+    constexpr int P = kRunY + 2 * BR;  // product rows
+    constexpr int N = P + 2 * GR;      // row-pass rows
     int d[N], s[N];
 CUDAFX_HARRIS_UNROLL
     for (int j = 0; j < N; j++) {
-      const uint32_t v = e.gp.pass[r0 + j][c];
-      d[j] = static_cast<int>(v << 16) >> 16;
-      s[j] = static_cast<int>(v) >> 16;
+      d[j] = pass_d[r0 + j][c];
+      s[j] = pass_s[r0 + j][c];
     }
+    Acc p[3][P];
 CUDAFX_HARRIS_UNROLL
-    for (int k = 0; k < kRunY; k++) {
+    for (int k = 0; k < P; k++) {
       int dx = 0, dy = 0;
 CUDAFX_HARRIS_UNROLL
       for (int t = 0; t <= 2 * GR; t++) {
         dx += sobel_smooth(GR, t) * d[k + t];
         dy += sobel_deriv(GR, t) * s[k + t];
       }
-      if (r0 + k < PH) {
-        prod[0][r0 + k][c] = Ops::prod(dx, dx);
-        prod[1][r0 + k][c] = Ops::prod(dx, dy);
-        prod[2][r0 + k][c] = Ops::prod(dy, dy);
-      }
+      p[0][k] = Ops::prod(dx, dx);
+      p[1][k] = Ops::prod(dx, dy);
+      p[2][k] = Ops::prod(dy, dy);
+    }
+CUDAFX_HARRIS_UNROLL
+    for (int q = 0; q < 3; q++) {
+      Acc w[kRunY];
+      window_run<kRunY>(a, p[q], w);
+CUDAFX_HARRIS_UNROLL
+      for (int k = 0; k < kRunY; k++)
+        vsum[q][r0 + k][c] = w[k];
     }
   }
 
-  // kRunX window sums of product row r from output column 4 * group.
-  CUDAFX_HD void hsum(const ResponseArgs& a, int i) {
+  // Output row r, kRunX columns from 4 * group: the horizontal window sums
+  // of the vertical ones (128-bit loads) and the responses, stored (one
+  // 16-byte store where the rows allow); returns their largest (0 when
+  // none is positive).
+  CUDAFX_HD float output(const ResponseArgs& a, int x0, int y0, int i) {
     constexpr int G = kFastW / kRunX;
     constexpr int N = (kRunX + 2 * BR + 3) / 4 * 4;
     const int r = i / G, c0 = (i - r * G) * kRunX;
+    Acc sums[3][kRunX];
 CUDAFX_HARRIS_UNROLL
     for (int q = 0; q < 3; q++) {
       Acc v[N];
 CUDAFX_HARRIS_UNROLL
       for (int j = 0; j < N; j += 4)
-        load4(&prod[q][r][c0 + j], &v[j]);
-      Acc sum = 0;
-      if (a.box) {
-CUDAFX_HARRIS_UNROLL
-        for (int t = 0; t <= 2 * BR; t++)
-          sum += v[t];
-        e.wsum[q][r][c0] = sum;
-CUDAFX_HARRIS_UNROLL
-        for (int k = 1; k < kRunX; k++) {
-          sum += v[k + 2 * BR] - v[k - 1];
-          e.wsum[q][r][c0 + k] = sum;
-        }
-      } else {
-CUDAFX_HARRIS_UNROLL
-        for (int k = 0; k < kRunX; k++) {
-          Acc w = 0;
-CUDAFX_HARRIS_UNROLL
-          for (int t = 0; t <= 2 * BR; t++)
-            w += static_cast<Acc>(a.window[t]) * v[k + t];
-          e.wsum[q][r][c0 + k] = w;
-        }
-      }
+        load4(&vsum[q][r][c0 + j], &v[j]);
+      window_run<kRunX>(a, v, sums[q]);
     }
-  }
-
-  // kRunY responses of output column c from row 4 * group; stores them and
-  // returns their largest (0 when none is positive).
-  CUDAFX_HD float output(const ResponseArgs& a, int x0, int y0, int i) {
-    const int grp = i / kFastW, c = i - grp * kFastW, r0 = grp * kRunY;
-    constexpr int N = kRunY + 2 * BR;
-    Acc s[3][kRunY];
+    float R[kRunX], m = 0.0f;
 CUDAFX_HARRIS_UNROLL
-    for (int q = 0; q < 3; q++) {
-      Acc v[N];
-CUDAFX_HARRIS_UNROLL
-      for (int j = 0; j < N; j++)
-        v[j] = e.wsum[q][r0 + j][c];
-      if (a.box) {
-        Acc sum = 0;
-CUDAFX_HARRIS_UNROLL
-        for (int t = 0; t <= 2 * BR; t++)
-          sum += v[t];
-        s[q][0] = sum;
-CUDAFX_HARRIS_UNROLL
-        for (int k = 1; k < kRunY; k++) {
-          sum += v[k + 2 * BR] - v[k - 1];
-          s[q][k] = sum;
-        }
-      } else {
-CUDAFX_HARRIS_UNROLL
-        for (int k = 0; k < kRunY; k++) {
-          Acc w = 0;
-CUDAFX_HARRIS_UNROLL
-          for (int t = 0; t <= 2 * BR; t++)
-            w += static_cast<Acc>(a.window[t]) * v[k + t];
-          s[q][k] = w;
-        }
-      }
+    for (int k = 0; k < kRunX; k++) {
+      R[k] = harris_response(Ops::unsigned_value(sums[0][k]), Ops::signed_value(sums[1][k]),
+                             Ops::unsigned_value(sums[2][k]), a.norm, a.k);
+      m = m > R[k] ? m : R[k];
     }
-    float m = 0.0f;
-    const int x = x0 + c;
-CUDAFX_HARRIS_UNROLL
-    for (int k = 0; k < kRunY; k++) {
-      const float R = harris_response(Ops::unsigned_value(s[0][k]), Ops::signed_value(s[1][k]),
-                                      Ops::unsigned_value(s[2][k]), a.norm, a.k);
-      reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(a.resp) +
-                               static_cast<size_t>(y0 + r0 + k) * a.resp_pitch)[x] = R;
-      m = m > R ? m : R;
-    }
+    float* out = reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(a.resp) +
+                                          static_cast<size_t>(y0 + r) * a.resp_pitch) +
+                 x0 + c0;
+    store4(out, R, a.resp_vec4);
     return m;
   }
 };

@@ -29,9 +29,20 @@ namespace harris_kernels {
 
 constexpr int kTileW = 32, kTileH = 16, kThreads = 256;  // response kernel
 constexpr int kNmsW = 32, kNmsH = 8;                     // suppression kernel (threads)
-constexpr int kNmsRun = 4;                               // suppression: pixels a thread
+constexpr int kNmsRun = 4;                               // suppression: pixels a thread a row
+constexpr int kNmsRows = 2;                              // suppression: rows a thread
 constexpr int kSelectThreads = 1024;                     // selection kernel
 constexpr int kMinSortCapacity = 2048;
+// Score buckets: the key's bits 62..51 (its top bit is always set), the
+// exponent and 4 mantissa bits of the score: 16 buckets an octave. The
+// suppression kernel counts its corners per bucket, so the selection
+// finds the bucket of the max_corners-th corner with one scan.
+constexpr int kBucketShift = 51, kBuckets = 4096;
+// The selection ranks keys within their buckets (a key compares itself
+// with every key of its bucket) when that takes at most this many
+// comparisons, the sum of the squared counts of the buckets up to the
+// boundary (a few microseconds of one block's issue); else it sorts.
+constexpr unsigned long long kRankBudget = 1ull << 18;
 
 // The keys the selection kernel sorts in shared memory: a power of two,
 // at least max_corners.
@@ -42,19 +53,30 @@ inline unsigned sort_capacity(int max_corners) {
   return c;
 }
 
-// Zeroed at the start of every frame.
+// Zero at the start of every frame: zeroed when the buffers are prepared,
+// and by the selection kernel once it has read them.
 struct DeviceState {
   unsigned max_bits;  // bits of the largest positive response (0: none)
   unsigned count;     // candidates appended
+  unsigned hist[kBuckets];  // candidates a score bucket
 };
+
+// The score bucket of a key: ascending with the key.
+CUDAFX_HD unsigned key_bucket(unsigned long long key) {
+  return static_cast<unsigned>(key >> kBucketShift) & (kBuckets - 1);
+}
 
 struct ResponseArgs {
   const uint8_t* src;
   size_t src_pitch;
   int channels, ro, go, bo;  // ro < 0: byte 0 is the grey value
   bool word4;                // 4-byte pixels at 4-byte aligned addresses: one load a pixel
+  // Rows allow aligned 4-pixel loads: 16 bytes (RGBA-like, channels 4) or
+  // 4 bytes (one byte a pixel) at addresses of that alignment.
+  bool vec;
   float* resp;
   size_t resp_pitch;
+  bool resp_vec4;  // response rows 16-byte aligned: 4 floats a store
   int width, height;
   BorderMode border;
   int deriv[kHarrisMaxTaps], smooth[kHarrisMaxTaps], window[kHarrisMaxTaps];
@@ -68,6 +90,37 @@ CUDAFX_HD uint8_t load_byte(const uint8_t* p) {
   return __ldg(p);
 #else
   return *p;
+#endif
+}
+
+// Aligned loads of 4 bytes and of 16 bytes (as 4 words), through the
+// read-only cache on the GPU; little-endian on both sides.
+CUDAFX_HD uint32_t load_word(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(reinterpret_cast<const uint32_t*>(p));
+#else
+  uint32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
+#endif
+}
+CUDAFX_HD void load_words4(const uint8_t* p, uint32_t w[4]) {
+#if defined(__CUDA_ARCH__)
+  const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
+  w[0] = v.x;
+  w[1] = v.y;
+  w[2] = v.z;
+  w[3] = v.w;
+#else
+  std::memcpy(w, p, 16);
+#endif
+}
+// Byte i (0..3) of w: one byte-permute instruction on the GPU.
+CUDAFX_HD int byte_of(uint32_t w, int i) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<int>(__byte_perm(w, 0u, 0x4440u | static_cast<unsigned>(i)));
+#else
+  return static_cast<int>((w >> (8 * i)) & 0xffu);
 #endif
 }
 
@@ -250,12 +303,12 @@ struct NmsArgs {
   bool vec4;  // rows 16-byte aligned: a thread's run is one 16-byte load
 };
 
-// Suppression of the kNmsRun pixels from (x0, y): their responses (one
-// 16-byte load where the rows allow it) and whether each is a corner. Most
-// pixels are below the threshold: a thread a pixel spent its time on
-// indexing and the ballot, not on the test.
-CUDAFX_HD void nms_run(const NmsArgs& a, float t, int x0, int y, float v[kNmsRun],
-                       bool keep[kNmsRun]) {
+// The kNmsRun pixels from (x0, y): their responses (one 16-byte load where
+// the rows allow it) and whether each is a candidate, above the threshold.
+// Most pixels are not: a thread a pixel spent its time on indexing and the
+// ballot, not on the test.
+CUDAFX_HD void nms_load(const NmsArgs& a, float t, int x0, int y, float v[kNmsRun],
+                        bool cand[kNmsRun]) {
   const bool row_in = y < a.height;
   const float* row = row_in ? reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(a.resp) +
                                                              static_cast<size_t>(y) * a.resp_pitch)
@@ -275,14 +328,77 @@ CUDAFX_HD void nms_run(const NmsArgs& a, float t, int x0, int y, float v[kNmsRun
       v[k] = row_in && x0 + k < a.width ? row[x0 + k] : 0.0f;
   }
   for (int k = 0; k < kNmsRun; k++)
-    keep[k] = row_in && x0 + k < a.width && v[k] > t &&
-              harris_is_local_max(a.resp, a.resp_pitch, a.width, a.height, a.radius, x0 + k, y, v[k]);
+    cand[k] = row_in && x0 + k < a.width && v[k] > t;
+}
+
+// Whether pixel (q, k) of a thread's patch -- kNmsRows rows of kNmsRun
+// pixels, v -- is beaten by a pixel at most one row and min(r, kNmsRun)
+// columns away among the values the warp holds: the thread's patch and
+// the patches of the lanes left and right of it (`has_left`, `has_right`:
+// those lanes exist). Pixels past the frame's right or bottom edge hold 0,
+// which beats no candidate. A cheap test before the square's: around a
+// corner most pixels above the threshold lose to a close neighbour.
+CUDAFX_HD bool nms_patch_beaten(const float left[kNmsRows][kNmsRun], const float v[kNmsRows][kNmsRun],
+                                const float right[kNmsRows][kNmsRun], bool has_left, bool has_right,
+                                int r, int q, int k) {
+  // Fixed loop bounds, every index a constant once q and k are (the
+  // callers' loops unroll): the arrays stay in registers.
+  const int reach = r < kNmsRun ? r : kNmsRun;
+  const float p = v[q][k];
+  bool beaten = false;
+CUDAFX_HARRIS_UNROLL
+  for (int dy = -1; dy <= 1; dy++) {
+    const int qq = q + dy;
+    if (qq < 0 || qq >= kNmsRows)
+      continue;
+CUDAFX_HARRIS_UNROLL
+    for (int dx = -kNmsRun; dx <= kNmsRun; dx++) {
+      if ((dy == 0 && dx == 0) || dx < -reach || dx > reach || reach == 0)
+        continue;
+      const int c = k + dx;
+      float o;
+      if (c < 0) {
+        if (!has_left)
+          continue;
+        o = left[qq][c + kNmsRun];
+      } else if (c >= kNmsRun) {
+        if (!has_right)
+          continue;
+        o = right[qq][c - kNmsRun];
+      } else {
+        o = v[qq][c];
+      }
+      // Earlier in raster order (a row above, or left in the row): an
+      // equal value beats.
+      beaten |= dy < 0 || (dy == 0 && dx < 0) ? o >= p : o > p;
+    }
+  }
+  return beaten;
+}
+
+// Whether position j (raster order) of the (2r+1) x (2r+1) square around
+// the candidate (x, y), response v, is an in-frame pixel that beats it.
+// The lanes of a warp test a candidate's square together, 32 positions at a
+// time, so a candidate costs one or two rounds of independent loads where a
+// thread scanning its square alone waited for each of (2r+1)^2 loads in
+// turn (the scan stops at the first pixel that beats it, so the compiler
+// could not batch them; the corners themselves scan the whole square).
+CUDAFX_HD bool nms_square_beats(const NmsArgs& a, int x, int y, float v, int j) {
+  const int side = 2 * a.radius + 1;
+  const int dy = j / side, dx = j - dy * side;
+  const int qx = x - a.radius + dx, qy = y - a.radius + dy;
+  if (qx < 0 || qy < 0 || qx >= a.width || qy >= a.height || (qx == x && qy == y))
+    return false;
+  const uint32_t w = static_cast<uint32_t>(a.width);
+  return harris_beats(harris_response_at(a.resp, a.resp_pitch, qx, qy),
+                      static_cast<uint32_t>(qy) * w + static_cast<uint32_t>(qx), v,
+                      static_cast<uint32_t>(y) * w + static_cast<uint32_t>(x));
 }
 
 struct SelectArgs {
   const unsigned long long* keys;
   unsigned capacity;
-  const DeviceState* state;
+  DeviceState* state;  // read, then zeroed for the next frame
   const float* resp;
   size_t resp_pitch;
   int width, height;
@@ -291,7 +407,8 @@ struct SelectArgs {
   bool relative;
   float threshold;
   bool subpixel;
-  uint8_t* result;  // HarrisResultHeader, then corners
+  uint8_t* result;       // HarrisResultHeader, then corners
+  uint8_t* host_result;  // the same in mapped pinned memory; null: copied after
 };
 
 // The selection's shared state besides the keys.
@@ -300,6 +417,10 @@ struct SelectShared {
   unsigned long long prefix, mask;
   unsigned need, count;
   int done;
+  unsigned warp_sums[32];
+  unsigned boundary, upto;  // the m-th key's bucket; keys in it and below
+  unsigned long long rank_cost;  // comparisons the ranking would take
+  unsigned start[kBuckets]; // the buckets' first positions (then their ends)
 };
 
 // One radix-select step (thread 0), after hist holds the counts of the
@@ -331,6 +452,15 @@ CUDAFX_HD void bitonic_item(unsigned long long* sk, unsigned i, unsigned j, unsi
   }
 }
 
+// The sort's padding: at least one warp's 64 keys (the register stages
+// work on 64-key chunks).
+CUDAFX_HD unsigned sort_padded(unsigned n) {
+  unsigned p2 = 64;
+  while (p2 < n)
+    p2 <<= 1;
+  return p2;
+}
+
 // The kernels' arguments for a plan (host code, shared by the launches and
 // the emulation).
 inline ResponseArgs response_args(const HarrisPlan& plan, const ImageView& src, float* resp,
@@ -345,6 +475,7 @@ inline ResponseArgs response_args(const HarrisPlan& plan, const ImageView& src, 
   a.bo = plan.luma.b;
   a.resp = resp;
   a.resp_pitch = resp_pitch;
+  a.resp_vec4 = reinterpret_cast<uintptr_t>(resp) % 16 == 0 && resp_pitch % 16 == 0;
   a.width = plan.desc.width;
   a.height = plan.desc.height;
   a.border = plan.params.border;
@@ -355,6 +486,10 @@ inline ResponseArgs response_args(const HarrisPlan& plan, const ImageView& src, 
   }
   a.word4 = plan.luma.channels == 4 && plan.luma.r >= 0 &&
             reinterpret_cast<uintptr_t>(p0.data) % 4 == 0 && p0.pitch % 4 == 0;
+  const size_t vec_align = plan.luma.channels == 4 ? 16 : 4;
+  a.vec = ((plan.luma.channels == 4 && plan.luma.r >= 0) ||
+           (plan.luma.channels == 1 && plan.luma.r < 0)) &&
+          reinterpret_cast<uintptr_t>(p0.data) % vec_align == 0 && p0.pitch % vec_align == 0;
   a.norm = plan.norm;
   a.k = plan.params.k;
   a.box = plan.params.window == HarrisWindow::Box;
@@ -380,8 +515,8 @@ inline NmsArgs nms_args(const HarrisPlan& plan, const float* resp, size_t resp_p
 }
 
 inline SelectArgs select_args(const HarrisPlan& plan, const unsigned long long* keys,
-                              const DeviceState* state, const float* resp, size_t resp_pitch,
-                              uint8_t* result) {
+                              DeviceState* state, const float* resp, size_t resp_pitch,
+                              uint8_t* result, uint8_t* host_result = nullptr) {
   SelectArgs a{};
   a.keys = keys;
   a.capacity = static_cast<unsigned>(plan.capacity);
@@ -396,6 +531,7 @@ inline SelectArgs select_args(const HarrisPlan& plan, const unsigned long long* 
   a.threshold = plan.params.threshold;
   a.subpixel = plan.params.subpixel;
   a.result = result;
+  a.host_result = host_result;
   return a;
 }
 
