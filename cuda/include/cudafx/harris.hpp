@@ -203,6 +203,7 @@ struct HarrisCudaBuffers {
   uint8_t* host_mapped = nullptr;  // `host` as the device sees it; null: not mapped
   size_t result_at = 0, keys_at = 0, response_at = 0, response_pitch = 0;
   int sort_capacity = 0; // keys the select kernel sorts in shared memory
+  bool early_launch = false;  // programmatic dependent launch (sm_90 and later)
   // The device state is zero: the last detection's selection kernel was
   // queued (it zeroes the state after reading it). False after allocation
   // or a failed submit: the next detection zeroes it first.

@@ -73,9 +73,26 @@ using namespace harris_kernels;
 
 constexpr size_t kAlign = 256;
 
+// Programmatic dependent launch (sm_90 and later; no-ops before): the
+// suppression and selection kernels are launched to start while the kernel
+// before them finishes (its blocks let them once all have started), and
+// wait here until it has completed and its writes are visible. Hides a
+// launch's latency at each of the two boundaries.
+__device__ __forceinline__ void let_next_kernel_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 template <int GR, int BR, class Acc>
 __global__ void __launch_bounds__(kThreads)
     harris_response_kernel(const __grid_constant__ ResponseArgs a) {
+  let_next_kernel_start();
   using Fast = ResponseFastTile<GR, BR, Acc>;
   using Tile = ResponseTile<GR, BR, Acc>;
   // Interior blocks run the fast stages, the others (their halo crosses an
@@ -188,6 +205,8 @@ __global__ void __launch_bounds__(kNmsW* kNmsH) harris_nms_kernel(const __grid_c
   // blockDim.x is 32: a warp is kNmsW * kNmsRun pixels of kNmsRows
   // consecutive rows, a thread a patch of kNmsRun x kNmsRows. All the
   // patch's loads are issued before any is used.
+  wait_for_previous_kernel();
+  let_next_kernel_start();
   const int lane = threadIdx.x;
   const int xw = blockIdx.x * kNmsW * kNmsRun;
   const int y0 = (blockIdx.y * kNmsH + threadIdx.y) * kNmsRows;
@@ -364,6 +383,7 @@ __global__ void __launch_bounds__(kSelectThreads)
     harris_select_kernel(const __grid_constant__ SelectArgs a) {
   extern __shared__ unsigned long long sk[];  // sort_capacity keys
   __shared__ SelectShared sh;
+  wait_for_previous_kernel();
   const unsigned tid = threadIdx.x, nt = blockDim.x;
   const unsigned n = min(a.state->count, a.capacity);
   const unsigned m = min(n, a.max_corners);
@@ -373,13 +393,11 @@ __global__ void __launch_bounds__(kSelectThreads)
   // the buckets' starts; the bucket of the m-th key and the keys up to it.
   static_assert(kBuckets % kSelectThreads == 0, "buckets split evenly");
   constexpr unsigned kPer = kBuckets / kSelectThreads;
-  unsigned c[kPer], total = 0;
-#pragma unroll
-  for (unsigned j = 0; j < kPer; j++) {
-    c[j] = a.state->hist[tid * kPer + j];
-    a.state->hist[tid * kPer + j] = 0;
-    total += c[j];
-  }
+  static_assert(kPer == 4, "a thread's counts are one 16-byte word");
+  const uint4 c4 = reinterpret_cast<const uint4*>(a.state->hist)[tid];
+  reinterpret_cast<uint4*>(a.state->hist)[tid] = make_uint4(0, 0, 0, 0);
+  const unsigned c[kPer] = {c4.x, c4.y, c4.z, c4.w};
+  const unsigned total = c4.x + c4.y + c4.z + c4.w;
   if (tid == 0) {
     sh.upto = ~0u;  // stays so when m is 0 or the counts disagree with n
     sh.rank_cost = 0;
@@ -416,7 +434,7 @@ __global__ void __launch_bounds__(kSelectThreads)
     // Each key up to the boundary bucket into its bucket's segment of sk
     // (the starts become the ends), then ranked within the segment: the
     // buckets order the segments, the rank the keys inside one.
-    constexpr unsigned kBatch = 4;  // keys loaded at once: their latencies overlap
+    constexpr unsigned kBatch = 8;  // keys loaded at once: their latencies overlap
     for (unsigned i0 = tid; i0 < n; i0 += kBatch * nt) {
       unsigned long long k[kBatch];
 #pragma unroll
@@ -559,7 +577,9 @@ Status harris_cuda_prepare(const HarrisPlan& plan, HarrisCudaBuffers* b) {
 
   const unsigned capacity = sort_capacity(plan.params.max_corners);
   const size_t shared = capacity * sizeof(unsigned long long);
-  int optin = 0;
+  int optin = 0, major = 0;
+  CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  b->early_launch = major >= 9;
   CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   cudaFuncAttributes attr;
   CUDAFX_CUDA_TRY(cudaFuncGetAttributes(&attr, harris_select_kernel));
@@ -615,13 +635,22 @@ Status harris_cuda(const HarrisPlan& plan, const ImageView& src, const HarrisRes
   auto* keys = reinterpret_cast<unsigned long long*>(base + b->keys_at);
   const dim3 nms_grid((W + kNmsW * kNmsRun - 1) / (kNmsW * kNmsRun),
                       (H + kNmsH * kNmsRows - 1) / (kNmsH * kNmsRows));
-  harris_nms_kernel<<<nms_grid, dim3(kNmsW, kNmsH), 0, s>>>(
-      nms_args(plan, resp, resp_pitch, state, keys));
-  CUDAFX_CUDA_TRY(cudaGetLastError());
+  cudaLaunchAttribute early;
+  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = nms_grid;
+  cfg.blockDim = dim3(kNmsW, kNmsH);
+  cfg.stream = s;
+  cfg.attrs = &early;
+  cfg.numAttrs = b->early_launch ? 1 : 0;
+  CUDAFX_CUDA_TRY(cudaLaunchKernelEx(&cfg, harris_nms_kernel, nms_args(plan, resp, resp_pitch, state, keys)));
   const SelectArgs sa =
       select_args(plan, keys, state, resp, resp_pitch, base + b->result_at, b->host_mapped);
-  harris_select_kernel<<<1, kSelectThreads, sa.sort_capacity * sizeof(unsigned long long), s>>>(sa);
-  CUDAFX_CUDA_TRY(cudaGetLastError());
+  cfg.gridDim = dim3(1);
+  cfg.blockDim = dim3(kSelectThreads);
+  cfg.dynamicSmemBytes = sa.sort_capacity * sizeof(unsigned long long);
+  CUDAFX_CUDA_TRY(cudaLaunchKernelEx(&cfg, harris_select_kernel, sa));
   b->state_zero = true;
   if (!b->host_mapped)
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(b->host.get(), base + b->result_at, res,

@@ -58,7 +58,8 @@ inline unsigned sort_capacity(int max_corners) {
 struct DeviceState {
   unsigned max_bits;  // bits of the largest positive response (0: none)
   unsigned count;     // candidates appended
-  unsigned hist[kBuckets];  // candidates a score bucket
+  unsigned pad[2];
+  alignas(16) unsigned hist[kBuckets];  // candidates a score bucket (16-byte words)
 };
 
 // The score bucket of a key: ascending with the key.
