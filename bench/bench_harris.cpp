@@ -690,14 +690,18 @@ int main(int argc, char** argv) {
   else
     targets << "not measured | n/a |\n";
   targets << "| response ≥ 3x NPP | ";
-  bool all_npp = !vs_npp_2160.empty(), any_npp = false;
+  // Judged where NPP runs: its Harris has no 7x7 window (n/a in the b7
+  // tables), so those cases have no peer to be 3x faster than.
+  bool all_npp = true, any_npp = false;
   for (size_t i = 0; i < vs_npp_2160.size(); i++) {
     targets << (i ? ", " : "") << vs_npp_2160[i].first << " " << cell(vs_npp_2160[i].second, "%.2fx");
-    any_npp = any_npp || vs_npp_2160[i].second > 0;
-    all_npp = all_npp && vs_npp_2160[i].second >= 3.0;
+    if (vs_npp_2160[i].second > 0) {
+      any_npp = true;
+      all_npp = all_npp && vs_npp_2160[i].second >= 3.0;
+    }
   }
   targets << (vs_npp_2160.empty() ? "not measured" : "") << " | "
-          << (any_npp ? yes_no(all_npp) + (all_npp ? " (every case)" : " (not every case)")
+          << (any_npp ? yes_no(all_npp) + (all_npp ? " (every case NPP runs)" : " (not every case NPP runs)")
                       : std::string("n/a"))
           << " |\n";
   targets << "| element, system memory, ≥ 500 frames/s | "
