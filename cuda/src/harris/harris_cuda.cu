@@ -295,29 +295,28 @@ __device__ void bitonic_sort(unsigned long long* sk, unsigned p2) {
   }
 }
 
+// The inclusive prefix sum of v over the warp's lanes.
+__device__ unsigned warp_inclusive_scan(unsigned v, unsigned lane) {
+#pragma unroll
+  for (unsigned off = 1; off < 32; off <<= 1) {
+    const unsigned y = __shfl_up_sync(0xffffffffu, v, off);
+    if (lane >= off)
+      v += y;
+  }
+  return v;
+}
+
 // The exclusive prefix sum of v over the block's threads (blockDim.x a
 // multiple of 32, at most 1024); `warp_sums` is shared, 32 values.
 __device__ unsigned block_exclusive_scan(unsigned v, unsigned* warp_sums) {
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  unsigned x = v;
-#pragma unroll
-  for (unsigned off = 1; off < 32; off <<= 1) {
-    const unsigned y = __shfl_up_sync(0xffffffffu, x, off);
-    if (lane >= off)
-      x += y;
-  }
+  const unsigned x = warp_inclusive_scan(v, lane);
   if (lane == 31)
     warp_sums[warp] = x;
   __syncthreads();
   if (warp == 0) {
     const unsigned w = lane < warps ? warp_sums[lane] : 0u;
-    unsigned s = w;
-#pragma unroll
-    for (unsigned off = 1; off < 32; off <<= 1) {
-      const unsigned y = __shfl_up_sync(0xffffffffu, s, off);
-      if (lane >= off)
-        s += y;
-    }
+    const unsigned s = warp_inclusive_scan(w, lane);
     if (lane < warps)
       warp_sums[lane] = s - w;
   }
@@ -452,14 +451,9 @@ __global__ void __launch_bounds__(kSelectThreads)
     }
     __syncthreads();
     for (unsigned i = tid; i < upto; i += nt) {
-      const unsigned long long k = sk[i];
-      const unsigned b = key_bucket(k);
-      const unsigned lo = b ? sh.start[b - 1] : 0u, hi = sh.start[b];
-      unsigned rank = 0;
-      for (unsigned t = lo; t < hi; t++)
-        rank += sk[t] < k;
-      if (lo + rank < m)
-        emit_corner(a, lo + rank, k);
+      const unsigned pos = bucket_rank_position(sk, sh.start, i);
+      if (pos < m)
+        emit_corner(a, pos, sk[i]);
     }
   } else {
     // Sorted whole when they fit; else the radix select of the m smallest.

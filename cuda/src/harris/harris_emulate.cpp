@@ -228,14 +228,9 @@ Status emulate_select(const SelectArgs& a, HarrisSelectPath* path) {
                                                      std::to_string(upto) + " keys, scattered " +
                                                      std::to_string(start[boundary]));
     for (unsigned i = 0; i < upto; i++) {
-      const unsigned long long k = sk[i];
-      const unsigned b = key_bucket(k);
-      const unsigned lo = b ? start[b - 1] : 0u, hi = start[b];
-      unsigned rank = 0;
-      for (unsigned t = lo; t < hi; t++)
-        rank += sk[t] < k;
-      if (lo + rank < m)
-        emulate_emit(a, lo + rank, k);
+      const unsigned pos = bucket_rank_position(sk.data(), start.data(), i);
+      if (pos < m)
+        emulate_emit(a, pos, sk[i]);
     }
   } else {
     unsigned loaded;

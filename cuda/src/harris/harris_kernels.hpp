@@ -424,6 +424,21 @@ struct SelectShared {
   unsigned start[kBuckets]; // the buckets' first positions (then their ends)
 };
 
+// Where the key at sk[i] goes in the list once the keys up to the boundary
+// bucket lie in their buckets' segments (`ends`: each bucket's end, which
+// is the next one's start): its bucket's start plus its rank among the
+// bucket's keys.
+CUDAFX_HD unsigned bucket_rank_position(const unsigned long long* sk, const unsigned* ends,
+                                        unsigned i) {
+  const unsigned long long k = sk[i];
+  const unsigned b = key_bucket(k);
+  const unsigned lo = b ? ends[b - 1] : 0u, hi = ends[b];
+  unsigned rank = 0;
+  for (unsigned t = lo; t < hi; t++)
+    rank += sk[t] < k;
+  return lo + rank;
+}
+
 // One radix-select step (thread 0), after hist holds the counts of the
 // 8-bit digit at `shift` among the keys that match prefix under mask: the
 // digit of the need-th smallest of them joins the prefix; done when every
