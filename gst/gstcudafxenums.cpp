@@ -33,6 +33,20 @@ gst_cuda_fx_backend_get_type (void)
 }
 
 GType
+gst_cuda_fx_memory_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_FX_MEMORY_AUTO, "mapped on an integrated GPU (Jetson), else copy", "auto"},
+    {GST_CUDA_FX_MEMORY_COPY, "Copy frames to and from device memory", "copy"},
+    {GST_CUDA_FX_MEMORY_MAPPED,
+        "Kernels read and write the frames where they are (zero-copy)", "mapped"},
+    {0, nullptr, nullptr},
+  };
+  return register_enum (&type, "GstCudaFxMemoryMode", values);
+}
+
+GType
 gst_cuda_fx_border_mode_get_type (void)
 {
   static GType type = 0;

@@ -21,6 +21,17 @@ typedef enum
 #define GST_TYPE_CUDA_FX_BACKEND (gst_cuda_fx_backend_get_type ())
 GType gst_cuda_fx_backend_get_type (void);
 
+/* `memory-mode`: how the CUDA backend reads and writes frames in system
+ * memory. */
+typedef enum
+{
+  GST_CUDA_FX_MEMORY_AUTO,
+  GST_CUDA_FX_MEMORY_COPY,
+  GST_CUDA_FX_MEMORY_MAPPED,
+} GstCudaFxMemoryMode;
+#define GST_TYPE_CUDA_FX_MEMORY_MODE (gst_cuda_fx_memory_mode_get_type ())
+GType gst_cuda_fx_memory_mode_get_type (void);
+
 /* `border-mode`: where pixels outside the frame come from. */
 typedef enum
 {

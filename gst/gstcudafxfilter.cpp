@@ -20,6 +20,13 @@ struct GstCudaFxFilterState
   /* the mode, under the object lock; set by the subclass or a property */
   GstCudaFxFilterMode mode = GST_CUDA_FX_FILTER_MODE_TRANSFORM;
 
+  /* `memory-mode` (under the object lock), and from start to stop whether
+   * the CUDA backend maps frames in system memory instead of copying them
+   * (mapped, or auto on an integrated GPU) */
+  GstCudaFxMemoryMode memory_setting = GST_CUDA_FX_MEMORY_AUTO;
+  bool mapped = false;
+  bool told_unmappable = false;  /* the copy fallback was logged */
+
   /* streaming thread, from set_caps */
   GstVideoInfo in_info, out_info;
   cudafx::ImageDesc in_desc, out_desc;
@@ -317,7 +324,24 @@ gst_cuda_fx_filter_start (GstBaseTransform * trans)
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   GstCudaFxFilterState *st = get_state (self);
-  return st->dev.start (GST_ELEMENT (self));
+  if (!st->dev.start (GST_ELEMENT (self)))
+    return FALSE;
+  GST_OBJECT_LOCK (self);
+  const GstCudaFxMemoryMode setting = st->memory_setting;
+  GST_OBJECT_UNLOCK (self);
+  st->mapped = false;
+  st->told_unmappable = false;
+  if (st->dev.cuda () && setting != GST_CUDA_FX_MEMORY_COPY) {
+    bool integrated = false;
+    if (setting == GST_CUDA_FX_MEMORY_AUTO) {
+      GstCudaFxDevice::Scope scope (st->dev);
+      if (scope.status ().is_ok ())
+        (void) cudafx::cuda_device_integrated (&integrated);
+    }
+    st->mapped = setting == GST_CUDA_FX_MEMORY_MAPPED || integrated;
+  }
+  GST_INFO_OBJECT (self, "frames in system memory are %s", st->mapped ? "mapped" : "copied");
+  return TRUE;
 }
 
 static gboolean
@@ -597,6 +621,37 @@ ensure_op (GstCudaFxFilter * self, GstCudaFxFilterMode mode)
   return configure_op (self, mode);
 }
 
+/* Whether every memory of `buf` comes from a pinned allocator of ours
+ * (pinned_alloc: the device reads it at its host addresses). */
+static bool
+all_pinned (GstBuffer * buf)
+{
+  const guint n = gst_buffer_n_memory (buf);
+  for (guint i = 0; i < n; i++)
+    if (!gst_cuda_fx_is_pinned_memory (gst_buffer_peek_memory (buf, i)))
+      return false;
+  return n > 0;
+}
+
+/* With the mapped memory mode, `host` (a frame of `buf` in system memory)
+ * as the kernels see it in place, in *view; false where the memory cannot
+ * be mapped (the caller copies, as with memory-mode=copy; said once in the
+ * log) or the mode is copy. */
+static bool
+map_host_frame (GstCudaFxFilter * self, cudafx::HostMapping * mapping,
+    const cudafx::ImageView & host, GstBuffer * buf, cudafx::ImageView * view)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  if (!st->mapped)
+    return false;
+  const cudafx::Status s = mapping->map (host, all_pinned (buf), view);
+  if (!s.is_ok () && !st->told_unmappable) {
+    GST_INFO_OBJECT (self, "copying a frame that cannot be mapped: %s", s.message ().c_str ());
+    st->told_unmappable = true;
+  }
+  return s.is_ok ();
+}
+
 /* One buffer through the op, in one of three shapes:
  *  - TRANSFORM: `outbuf` set, `write` false: `inbuf` is read, `outbuf`
  *    written;
@@ -624,6 +679,9 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
     scope.emplace (st->dev);
     CUDAFX_TRY (scope->status ());
   }
+  /* released after the synchronisation (declared after the scope: released
+   * before it, in the context) */
+  cudafx::HostMapping map_in, map_out;
   const cudafx::StreamHandle stream = cuda ? st->dev.stream () : nullptr;
   const gint64 t0 = g_get_monotonic_time ();
 
@@ -645,17 +703,31 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
   const cudafx::ImageView host_in = gst_cuda_fx_view_of_frame (&in, st->in_desc);
   cudafx::ImageView src = host_in;
   const bool on_host = !outbuf && write && cuda && !in_dev && klass->process_ip_host;
+  const bool in_mapped = cuda && !in_dev && !on_host && map_host_frame (self, &map_in, host_in,
+      inbuf, &src);
   if (on_host) {
     s = klass->process_ip_host (self, host_in);
-  } else if (cuda && !in_dev) {
+  } else if (cuda && !in_dev && !in_mapped) {
     s = GstCudaFxDevice::staging_view (st->staging_in, host_in, &src, stream);
     if (s.is_ok ())
       s = cudafx::copy_image_async (src, host_in, stream);
   }
   const char *path = "";
+  bool out_mapped = false;
   if (from_shared) {
     const cudafx::ImageView host_out = gst_cuda_fx_view_of_frame (&out, out_desc);
-    if (out_dev) {
+    cudafx::ImageView mapped_out;
+    if (!out_dev && in_mapped)
+      out_mapped = map_host_frame (self, &map_out, host_out, outbuf, &mapped_out);
+    if (out_mapped) {
+      /* both mapped: the frame copied into the new buffer where it is, then
+       * the op in place on it */
+      path = ", mapped";
+      if (s.is_ok ())
+        s = cudafx::copy_image_async (mapped_out, src, stream);
+      if (s.is_ok ())
+        s = klass->process_ip (self, mapped_out, stream);
+    } else if (out_dev) {
       /* a device copy into the new buffer, then the op in place on it */
       path = ", device copy";
       if (s.is_ok ())
@@ -677,16 +749,18 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
   } else if (outbuf) {
     const cudafx::ImageView host_out = gst_cuda_fx_view_of_frame (&out, out_desc);
     cudafx::ImageView dst = host_out;
-    if (s.is_ok () && cuda && !out_dev)
+    if (cuda && !out_dev)
+      out_mapped = map_host_frame (self, &map_out, host_out, outbuf, &dst);
+    if (s.is_ok () && cuda && !out_dev && !out_mapped)
       s = GstCudaFxDevice::staging_view (st->staging_out, host_out, &dst, stream);
     if (s.is_ok ())
       s = klass->process (self, src, dst, stream);
-    if (s.is_ok () && cuda && !out_dev)
+    if (s.is_ok () && cuda && !out_dev && !out_mapped)
       s = cudafx::copy_image_async (host_out, dst, stream);
   } else if (!on_host) {
     if (s.is_ok ())
       s = klass->process_ip (self, src, stream);
-    if (s.is_ok () && write && cuda && !in_dev)
+    if (s.is_ok () && write && cuda && !in_dev && !in_mapped)
       s = cudafx::copy_image_async (host_in, src, stream);
   }
   /* The one synchronisation of this buffer, also after a failure: queued
@@ -700,10 +774,12 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
   if (outbuf)
     gst_video_frame_unmap (&out);
   gst_video_frame_unmap (&in);
+  map_out.release ();
+  map_in.release ();
   GST_LOG_OBJECT (self, "%s: %" G_GINT64_FORMAT " us to queue, %" G_GINT64_FORMAT
       " us to finish (in %s, out %s%s)", from_shared ? "shared frame" : "buffer", t1 - t0,
-      g_get_monotonic_time () - t1, in_dev ? "device" : "host",
-      outbuf ? (out_dev ? "device" : "host") : "in place", path);
+      g_get_monotonic_time () - t1, in_dev ? "device" : in_mapped ? "host-mapped" : "host",
+      outbuf ? (out_dev ? "device" : out_mapped ? "host-mapped" : "host") : "in place", path);
   if (s.is_ok () && klass->finish)
     s = klass->finish (self, outbuf ? outbuf : inbuf);
   return s;
@@ -853,20 +929,35 @@ gst_cuda_fx_filter_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
 
 /* ---- properties and type ---- */
 
+/* above the device's ids (GST_CUDA_FX_DEVICE_PROP_*) and any element's own */
+#define PROP_MEMORY_MODE 0x1100
+
 static void
 gst_cuda_fx_filter_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  if (!get_state (GST_CUDA_FX_FILTER (object))->dev.set_property (object, prop_id, value))
+  GstCudaFxFilterState *st = get_state (GST_CUDA_FX_FILTER (object));
+  if (prop_id == PROP_MEMORY_MODE) {
+    GST_OBJECT_LOCK (object);
+    st->memory_setting = static_cast < GstCudaFxMemoryMode > (g_value_get_enum (value));
+    GST_OBJECT_UNLOCK (object);
+  } else if (!st->dev.set_property (object, prop_id, value)) {
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  }
 }
 
 static void
 gst_cuda_fx_filter_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  if (!get_state (GST_CUDA_FX_FILTER (object))->dev.get_property (object, prop_id, value))
+  GstCudaFxFilterState *st = get_state (GST_CUDA_FX_FILTER (object));
+  if (prop_id == PROP_MEMORY_MODE) {
+    GST_OBJECT_LOCK (object);
+    g_value_set_enum (value, st->memory_setting);
+    GST_OBJECT_UNLOCK (object);
+  } else if (!st->dev.get_property (object, prop_id, value)) {
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  }
 }
 
 static void
@@ -891,6 +982,16 @@ gst_cuda_fx_filter_class_init (GstCudaFxFilterClass * klass)
   gobject_class->finalize = gst_cuda_fx_filter_finalize;
 
   gst_cuda_fx_install_device_properties (gobject_class);
+  g_object_class_install_property (gobject_class, PROP_MEMORY_MODE,
+      g_param_spec_enum ("memory-mode", "Memory mode",
+          "How the CUDA backend reads and writes frames in system memory: "
+          "copy (through device memory), mapped (the kernels read and write "
+          "them where they are: zero-copy, for integrated GPUs such as "
+          "Jetson's; memory that cannot be mapped is copied) or auto (mapped "
+          "on an integrated GPU, else copy). Read at start",
+          GST_TYPE_CUDA_FX_MEMORY_MODE, GST_CUDA_FX_MEMORY_AUTO,
+          static_cast < GParamFlags > (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+              GST_PARAM_MUTABLE_READY)));
 
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_set_context);
 

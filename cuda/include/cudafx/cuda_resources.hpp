@@ -159,4 +159,33 @@ Status fill_bytes_async(void* dst, int value, size_t bytes, StreamHandle stream)
 // memory on either side (unified addressing decides the direction).
 Status copy_image_async(const ImageView& dst, const ImageView& src, StreamHandle stream);
 
+// Whether the current context's device is integrated: it shares its memory
+// with the host (Jetson), so host memory it maps costs no copy.
+Status cuda_device_integrated(bool* integrated);
+
+// A host image that kernels read and write where it is (the "zero-copy"
+// path): `device` is the view with the addresses the device uses. Memory
+// from pinned_alloc (`pinned`) is used as it is, under unified addressing;
+// other memory is page-locked and mapped (cudaHostRegister) from the first
+// plane's first byte to the last plane's last, until release() or the
+// destructor -- call either only once the work using it has finished, with
+// the same context current. An error (nothing held) where the memory
+// cannot be mapped: memory another owner has registered, read-only pages,
+// a device without mapped memory; the caller copies instead.
+class HostMapping {
+ public:
+  HostMapping() = default;
+  ~HostMapping() { release(); }
+  HostMapping(const HostMapping&) = delete;
+  HostMapping& operator=(const HostMapping&) = delete;
+
+  Status map(const ImageView& host, bool pinned, ImageView* device);
+  void release();
+  // The mapping registered the memory itself (it was not pinned).
+  bool registered() const { return registered_ != nullptr; }
+
+ private:
+  void* registered_ = nullptr;
+};
+
 }  // namespace cudafx

@@ -170,4 +170,67 @@ Status copy_image_async(const ImageView& dst, const ImageView& src, StreamHandle
   return Status::ok();
 }
 
+Status cuda_device_integrated(bool* integrated) {
+  int device = 0, value = 0;
+  CUDAFX_CUDA_TRY(cudaGetDevice(&device));
+  CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&value, cudaDevAttrIntegrated, device));
+  *integrated = value != 0;
+  return Status::ok();
+}
+
+// -- HostMapping --
+Status HostMapping::map(const ImageView& host, bool pinned, ImageView* device) {
+  release();
+  CUDAFX_TRY(validate_view(host, host.desc, "mapped frame"));
+  int dev = 0, unified = 0;
+  CUDAFX_CUDA_TRY(cudaGetDevice(&dev));
+  CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, dev));
+  if (!unified)
+    return Status::error(StatusCode::Unsupported,
+                         "host memory is mapped only under unified addressing");
+  *device = host;
+  if (pinned)  // pinned_alloc's memory: the device uses the host addresses
+    return Status::ok();
+  // One range over every plane: planes of one buffer share pages, and a
+  // page can be registered only once.
+  const int n = format_info(host.desc.format).n_planes;
+  uint8_t *lo = nullptr, *hi = nullptr;
+  for (int i = 0; i < n; i++) {
+    const PlaneView p = host.plane(i);
+    uint8_t* end = p.data + (static_cast<size_t>(p.height) - 1) * p.pitch + p.row_bytes();
+    lo = !lo || p.data < lo ? p.data : lo;
+    hi = !hi || end > hi ? end : hi;
+  }
+  const cudaError_t e = cudaHostRegister(lo, static_cast<size_t>(hi - lo), cudaHostRegisterMapped);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky
+    return Status::error(StatusCode::Unsupported,
+                         std::string("cannot map the frame's host memory: ") + cudaGetErrorString(e));
+  }
+  registered_ = lo;
+  void* mapped = nullptr;
+  int host_pointer_ok = 0;
+  if (cudaHostGetDevicePointer(&mapped, lo, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&host_pointer_ok,
+                                           cudaDevAttrCanUseHostPointerForRegisteredMem, dev));
+    if (!host_pointer_ok) {
+      release();
+      return Status::error(StatusCode::Unsupported, "the device gives no address for mapped host memory");
+    }
+    mapped = lo;
+  }
+  for (int i = 0; i < n; i++)
+    device->data[i] = static_cast<uint8_t*>(mapped) + (host.data[i] - lo);
+  return Status::ok();
+}
+
+void HostMapping::release() {
+  if (registered_) {
+    if (cudaHostUnregister(registered_) != cudaSuccess)
+      (void)cudaGetLastError();
+    registered_ = nullptr;
+  }
+}
+
 }  // namespace cudafx

@@ -52,4 +52,11 @@ Status copy_bytes_async(void*, const void*, size_t, StreamHandle) { return no_cu
 Status fill_bytes_async(void*, int, size_t, StreamHandle) { return no_cuda(); }
 Status copy_image_async(const ImageView&, const ImageView&, StreamHandle) { return no_cuda(); }
 
+Status cuda_device_integrated(bool* integrated) {
+  *integrated = false;
+  return no_cuda();
+}
+Status HostMapping::map(const ImageView&, bool, ImageView*) { return no_cuda(); }
+void HostMapping::release() {}
+
 }  // namespace cudafx

@@ -218,7 +218,7 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
     const PlaneView sp = src.plane(i), dp = dst.plane(i);
     if (!plan.filtered[i]) {
       CUDAFX_CUDA_TRY(cudaMemcpy2DAsync(dp.data, dp.pitch, sp.data, sp.pitch, sp.row_bytes(),
-                                        sp.height, cudaMemcpyDeviceToDevice, s));
+                                        sp.height, cudaMemcpyDefault, s));  // device or mapped host memory
       continue;
     }
     Args a{};
