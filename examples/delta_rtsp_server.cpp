@@ -4,13 +4,15 @@
 // keyframe at once, so a late joiner decodes from its first frames instead
 // of waiting for the next periodic keyframe.
 //
-// Periodic keyframes (key-int-max, default 60: two seconds at 30 frames/s)
-// bound how long a client that lost a packet (UDP) shows nothing: its
-// decoder drops frames until a keyframe. Its keyframe request does not
-// reach the encoder through rtspsrc and the server here (seen in
-// tests/test_rtsp_server.cpp: with the join keyframe left out, a late TCP
-// client got none in 20 s), unlike the plain rtpbin sender's RTCP PLI path;
-// intra refresh (issue #18, item 4) is to replace the periodic keyframes.
+// A client that loses a packet (UDP) drops frames until a keyframe; its
+// decoder's keyframe request reaches the encoder as an RTCP PLI, which the
+// SDP offers ("a=rtcp-fb:96 nack pli", see offer_pli): the keyframe comes a
+// few frames after the loss (tests/test_rtsp_server.cpp, with no periodic
+// keyframes at all). RTCP feedback goes early at most once a report interval
+// (RFC 4585), so a second loss soon after the first may wait up to five
+// seconds: the periodic keyframes (key-int-max, default 60: two seconds at
+// 30 frames/s) bound that wait; intra refresh (issue #18, item 4) is to
+// replace them.
 //
 //   GST_PLUGIN_PATH=build/gst build/examples/delta_rtsp_server [--port P]
 //       [--mount /cam] [--threshold T] [--key-int-max K] [--multicast]
@@ -95,11 +97,41 @@ GstRTSPFilterResult close_client(GstRTSPServer*, GstRTSPClient*, gpointer) {
   return GST_RTSP_FILTER_REMOVE;
 }
 
+// Adds "rtcp-fb-nack-pli" to the payloader's caps, so that the SDP offers
+// "a=rtcp-fb:96 nack pli". A client's rtpsession turns its decoder's keyframe
+// request (GstForceKeyUnit, upstream) into an RTCP PLI only for a payload type
+// whose caps have that field; without it the request went on upstream into
+// rtspsrc's udpsrc and was lost. The server's rtpsession turns the PLI back
+// into a GstForceKeyUnit towards the encoder. (rtpgstpay keeps fields that
+// downstream caps fix, but gst-rtsp-server links the payloader to rtpbin
+// itself: no capsfilter can follow it in the launch line.)
+GstPadProbeReturn offer_pli(GstPad*, GstPadProbeInfo* info, gpointer) {
+  GstEvent* event = GST_PAD_PROBE_INFO_EVENT(info);
+  if (GST_EVENT_TYPE(event) != GST_EVENT_CAPS)
+    return GST_PAD_PROBE_OK;
+  GstCaps* caps = nullptr;
+  gst_event_parse_caps(event, &caps);
+  caps = gst_caps_copy(caps);
+  for (guint i = 0; i < gst_caps_get_size(caps); ++i)
+    gst_structure_set(gst_caps_get_structure(caps, i), "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE,
+                      nullptr);
+  GstEvent* with_pli = gst_event_new_caps(caps);
+  gst_event_set_seqnum(with_pli, gst_event_get_seqnum(event));
+  gst_caps_unref(caps);
+  gst_event_unref(event);
+  GST_PAD_PROBE_INFO_DATA(info) = with_pli;
+  return GST_PAD_PROBE_OK;
+}
+
 void on_media_configure(GstRTSPMediaFactory*, GstRTSPMedia* media, gpointer data) {
   Shared* s = static_cast<Shared*>(data);
   GstElement* bin = gst_rtsp_media_get_element(media);
   GstElement* pay = gst_bin_get_by_name(GST_BIN(bin), "pay0");
   gst_object_unref(bin);
+  if (GstPad* src = pay ? gst_element_get_static_pad(pay, "src") : nullptr) {
+    gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, offer_pli, nullptr, nullptr);
+    gst_object_unref(src);
+  }
   {
     std::lock_guard<std::mutex> g(s->lock);
     gst_clear_object(&s->payloader);
