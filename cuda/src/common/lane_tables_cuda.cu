@@ -5,6 +5,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/lane_tables.hpp"
+#include "common/lane_units.cuh"
 
 namespace cudafx {
 namespace {
@@ -19,7 +20,7 @@ struct LanePlane {
   int table[4];
 };
 
-template <int C>
+template <int C, bool kUnits>
 __global__ void __launch_bounds__(kThreads) apply_tables(LanePlane p, const uint8_t* tables) {
   __shared__ uint8_t t[kMaxLaneTables * 256];
   for (int i = threadIdx.x; i < kMaxLaneTables * 256; i += kThreads)
@@ -27,11 +28,46 @@ __global__ void __launch_bounds__(kThreads) apply_tables(LanePlane p, const uint
   __syncthreads();
   for (int y = blockIdx.y; y < p.height; y += gridDim.y) {
     uint8_t* row = p.data + static_cast<size_t>(y) * p.pitch;
-    for (int x = threadIdx.x; x < p.width; x += kThreads)
+    int x0 = 0;  // the first pixel after the whole units
+    if (kUnits) {
+      using U = LaneUnit<C>;
+      const int units = p.width * C / U::kBytes;
+      for (int u = threadIdx.x; u < units; u += kThreads) {
+        uint4* v = reinterpret_cast<uint4*>(row + static_cast<size_t>(u) * U::kBytes);
+        uint4 q[U::kVectors];
+#pragma unroll
+        for (int k = 0; k < U::kVectors; k++)
+          q[k] = v[k];
+#pragma unroll
+        for (int k = 0; k < U::kVectors; k++) {
+          unsigned w[4] = {q[k].x, q[k].y, q[k].z, q[k].w};
+#pragma unroll
+          for (int j = 0; j < 16; j++) {
+            const int table = p.table[(k * 16 + j) % C];
+            if (table >= 0)
+              set_unit_byte(w, j, t[table * 256 + unit_byte(w, j)]);
+          }
+          v[k] = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+      }
+      x0 = units * U::kBytes / C;
+    }
+    for (int x = x0 + threadIdx.x; x < p.width; x += kThreads)
 #pragma unroll
       for (int c = 0; c < C; c++)
         if (p.table[c] >= 0)
           row[x * C + c] = t[p.table[c] * 256 + row[x * C + c]];
+  }
+}
+
+template <bool kUnits>
+void launch_apply_tables(int channels, dim3 grid, cudaStream_t s, const LanePlane& p,
+                         const uint8_t* tables) {
+  switch (channels) {
+    case 1: apply_tables<1, kUnits><<<grid, kThreads, 0, s>>>(p, tables); break;
+    case 2: apply_tables<2, kUnits><<<grid, kThreads, 0, s>>>(p, tables); break;
+    case 3: apply_tables<3, kUnits><<<grid, kThreads, 0, s>>>(p, tables); break;
+    default: apply_tables<4, kUnits><<<grid, kThreads, 0, s>>>(p, tables); break;
   }
 }
 
@@ -43,12 +79,10 @@ Status apply_lane_tables_cuda(const PlaneView& plane, const LaneMap& map, const 
                     {map.table[0], map.table[1], map.table[2], map.table[3]}};
   const dim3 grid(1, std::min(plane.height, kMaxGridY));
   cudaStream_t s = stream;
-  switch (map.channels) {
-    case 1: apply_tables<1><<<grid, kThreads, 0, s>>>(p, tables); break;
-    case 2: apply_tables<2><<<grid, kThreads, 0, s>>>(p, tables); break;
-    case 3: apply_tables<3><<<grid, kThreads, 0, s>>>(p, tables); break;
-    default: apply_tables<4><<<grid, kThreads, 0, s>>>(p, tables); break;
-  }
+  if (rows_in_units(plane.data, plane.pitch))
+    launch_apply_tables<true>(map.channels, grid, s, p, tables);
+  else
+    launch_apply_tables<false>(map.channels, grid, s, p, tables);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }

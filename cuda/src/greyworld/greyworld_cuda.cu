@@ -3,7 +3,7 @@
 //   1. a memset of the sums;
 //   2. per plane with balanced channels, a sum kernel: a block a row (rows
 //      past the grid's limit strided), each thread summing its pixels'
-//      bytes per lane, the block's lanes reduced in shared memory and added
+//      bytes per lane (16-byte loads where rows allow: common/lane_units), the block's lanes reduced in shared memory and added
 //      to 64-bit sums with one atomic a lane (integer sums: exact in any
 //      order, so equal to the CPU's);
 //   3. a one-block kernel: the smoothed means (kept on the device between
@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "common/cuda_check.hpp"
+#include "common/lane_units.cuh"
 #include "cudafx/greyworld.hpp"
 #include "cudafx/greyworld_math.hpp"
 #include "greyworld/greyworld_lanes.hpp"
@@ -40,7 +41,7 @@ struct PlaneArgs {
   int width, height;
 };
 
-template <int C>
+template <int C, bool kUnits>
 __global__ void __launch_bounds__(kThreads) sum_plane(PlaneArgs p, unsigned long long* lanes) {
   __shared__ unsigned int block_sum[C];
   if (threadIdx.x < C)
@@ -51,7 +52,27 @@ __global__ void __launch_bounds__(kThreads) sum_plane(PlaneArgs p, unsigned long
   unsigned int acc[C] = {};
   for (int y = blockIdx.y; y < p.height; y += gridDim.y) {
     const uint8_t* row = p.data + static_cast<size_t>(y) * p.pitch;
-    for (int x = threadIdx.x; x < p.width; x += kThreads)
+    int x0 = 0;  // the first pixel after the whole units
+    if (kUnits) {
+      using U = LaneUnit<C>;
+      const int units = p.width * C / U::kBytes;
+      for (int u = threadIdx.x; u < units; u += kThreads) {
+        const uint4* v = reinterpret_cast<const uint4*>(row + static_cast<size_t>(u) * U::kBytes);
+        uint4 q[U::kVectors];
+#pragma unroll
+        for (int k = 0; k < U::kVectors; k++)
+          q[k] = v[k];
+#pragma unroll
+        for (int k = 0; k < U::kVectors; k++) {
+          const unsigned w[4] = {q[k].x, q[k].y, q[k].z, q[k].w};
+#pragma unroll
+          for (int j = 0; j < 16; j++)
+            acc[(k * 16 + j) % C] += unit_byte(w, j);
+        }
+      }
+      x0 = units * U::kBytes / C;
+    }
+    for (int x = x0 + threadIdx.x; x < p.width; x += kThreads)
 #pragma unroll
       for (int c = 0; c < C; c++)
         acc[c] += row[x * C + c];
@@ -67,6 +88,17 @@ __global__ void __launch_bounds__(kThreads) sum_plane(PlaneArgs p, unsigned long
   __syncthreads();
   if (threadIdx.x < C)
     atomicAdd(&lanes[threadIdx.x], static_cast<unsigned long long>(block_sum[threadIdx.x]));
+}
+
+template <bool kUnits>
+void launch_sum_plane(int channels, dim3 grid, cudaStream_t s, const PlaneArgs& a,
+                      unsigned long long* lanes) {
+  switch (channels) {
+    case 1: sum_plane<1, kUnits><<<grid, kThreads, 0, s>>>(a, lanes); break;
+    case 2: sum_plane<2, kUnits><<<grid, kThreads, 0, s>>>(a, lanes); break;
+    case 3: sum_plane<3, kUnits><<<grid, kThreads, 0, s>>>(a, lanes); break;
+    default: sum_plane<4, kUnits><<<grid, kThreads, 0, s>>>(a, lanes); break;
+  }
 }
 
 struct TableArgs {
@@ -128,12 +160,10 @@ Status GreyWorldOp::submit_cuda(StreamHandle stream, const ImageView& frame, dou
     const PlaneView v = frame.plane(p);
     const PlaneArgs a{v.data, v.pitch, v.width, v.height};
     const dim3 grid(1, std::min(v.height, kMaxGridY));
-    switch (map.channels) {
-      case 1: sum_plane<1><<<grid, kThreads, 0, s>>>(a, dev->lanes[p]); break;
-      case 2: sum_plane<2><<<grid, kThreads, 0, s>>>(a, dev->lanes[p]); break;
-      case 3: sum_plane<3><<<grid, kThreads, 0, s>>>(a, dev->lanes[p]); break;
-      default: sum_plane<4><<<grid, kThreads, 0, s>>>(a, dev->lanes[p]); break;
-    }
+    if (rows_in_units(v.data, v.pitch))
+      launch_sum_plane<true>(map.channels, grid, s, a, dev->lanes[p]);
+    else
+      launch_sum_plane<false>(map.channels, grid, s, a, dev->lanes[p]);
     CUDAFX_CUDA_TRY(cudaGetLastError());
   }
   make_tables<<<1, kThreads, 0, s>>>(t);
