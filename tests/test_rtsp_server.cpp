@@ -100,6 +100,27 @@ class ServerProcess {
   FILE* out_ = nullptr;
 };
 
+// The server program (CUDAFX_RTSP_SERVER, set by meson) serving the ball with
+// a keyframe every `key_int_max` frames, and the URL it printed; nullptr,
+// with a failure added, when it is not there or printed no URL.
+std::unique_ptr<ServerProcess> start_server(const char* key_int_max, std::string* url) {
+  const char* program = std::getenv("CUDAFX_RTSP_SERVER");
+  if (!program || !*program) {
+    ADD_FAILURE() << "CUDAFX_RTSP_SERVER (set by meson) names no program";
+    return nullptr;
+  }
+  auto server = std::make_unique<ServerProcess>(std::vector<std::string>{
+      program, "--port", "0", "--threshold", std::to_string(kThreshold), "--key-int-max",
+      key_int_max, "--source",
+      std::string("videotestsrc is-live=true pattern=ball animation-mode=frames ! ") + kRaw});
+  *url = server->first_line(20);
+  if (url->rfind("rtsp://127.0.0.1:", 0) != 0) {
+    ADD_FAILURE() << "the server printed \"" << *url << "\"";
+    return nullptr;
+  }
+  return server;
+}
+
 // The source's frames, rendered here by the same element and settings.
 std::vector<HostImage> reference_frames() {
   std::vector<HostImage> frames;
@@ -210,16 +231,11 @@ struct Client {
 }  // namespace
 
 TEST(DeltaRtspServer, FourClientsJoiningLateEachDecodeWithinTheThresholdAndInSync) {
-  const char* program = std::getenv("CUDAFX_RTSP_SERVER");
-  ASSERT_TRUE(program && *program) << "CUDAFX_RTSP_SERVER (set by meson) names no program";
   const auto refs = reference_frames();
   ASSERT_EQ(refs.size(), static_cast<size_t>(kReferenceFrames));
-  ServerProcess server({program, "--port", "0", "--threshold", std::to_string(kThreshold),
-                        "--key-int-max", "90", "--source",
-                        std::string("videotestsrc is-live=true pattern=ball animation-mode=frames ! ") +
-                            kRaw});
-  const std::string url = server.first_line(20);
-  ASSERT_EQ(url.rfind("rtsp://127.0.0.1:", 0), 0u) << "the server printed \"" << url << "\"";
+  std::string url;
+  const auto server = start_server("90", &url);
+  ASSERT_TRUE(server);
 
   std::vector<std::unique_ptr<Client>> clients;
   std::vector<int> first_at_join(4, -1);  // client 0's frame when each joined
@@ -261,16 +277,11 @@ TEST(DeltaRtspServer, FourClientsJoiningLateEachDecodeWithinTheThresholdAndInSyn
 // encoder. Before the server offered PLI the request died in rtspsrc's
 // udpsrc and this client decoded nothing after the loss.
 TEST(DeltaRtspServer, UdpClientThatLosesAFrameGetsAKeyframeThroughRtcpPli) {
-  const char* program = std::getenv("CUDAFX_RTSP_SERVER");
-  ASSERT_TRUE(program && *program) << "CUDAFX_RTSP_SERVER (set by meson) names no program";
   const auto refs = reference_frames();
   ASSERT_EQ(refs.size(), static_cast<size_t>(kReferenceFrames));
-  ServerProcess server({program, "--port", "0", "--threshold", std::to_string(kThreshold),
-                        "--key-int-max", "0", "--source",
-                        std::string("videotestsrc is-live=true pattern=ball animation-mode=frames ! ") +
-                            kRaw});
-  const std::string url = server.first_line(20);
-  ASSERT_EQ(url.rfind("rtsp://127.0.0.1:", 0), 0u) << "the server printed \"" << url << "\"";
+  std::string url;
+  const auto server = start_server("0", &url);
+  ASSERT_TRUE(server);
 
   Client client(url, "udp", 0);
   // RTCP feedback may go early (at once) only after the first regular
