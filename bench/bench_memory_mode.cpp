@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   const Element elements[] = {
       {"cudagaussian 5x5 (transform)", "cudagaussian kernel-size=5 sigma=1.5"},
       {"cudagreyworld (in place)", "cudagreyworld"},
+      {"cudaautocontrast (in place)", "cudaautocontrast"},
       {"cudaharris g5 b5 (analysis)", "cudaharris gradient-size=5 block-size=5"},
   };
   std::vector<Resolution> sizes;
