@@ -441,6 +441,31 @@ gst_cuda_upscale_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
   return FALSE;
 }
 
+/* A navigation event's pointer coordinates: GStreamer 1.22's accessors, or
+ * on 1.20 the fields they read and write (every pointer event has them). */
+static gboolean
+navigation_coordinates (GstEvent * event, gdouble * x, gdouble * y)
+{
+#if GST_CHECK_VERSION(1, 22, 0)
+  return gst_navigation_event_get_coordinates (event, x, y);
+#else
+  const GstStructure *s = gst_event_get_structure (event);
+  return s && gst_structure_get_double (s, "pointer_x", x) &&
+      gst_structure_get_double (s, "pointer_y", y);
+#endif
+}
+
+static void
+set_navigation_coordinates (GstEvent * event, gdouble x, gdouble y)
+{
+#if GST_CHECK_VERSION(1, 22, 0)
+  gst_navigation_event_set_coordinates (event, x, y);
+#else
+  gst_structure_set (gst_event_writable_structure (event), "pointer_x", G_TYPE_DOUBLE, x,
+      "pointer_y", G_TYPE_DOUBLE, y, NULL);
+#endif
+}
+
 /* Pointer coordinates of navigation events travelling upstream are in the
  * output's pixels: map them to the input's, as videoscale does. */
 static gboolean
@@ -450,14 +475,14 @@ gst_cuda_upscale_src_event (GstBaseTransform * trans, GstEvent * event)
   GstCudaUpscaleState *st = self->state;
   gdouble x, y;
   if (GST_EVENT_TYPE (event) == GST_EVENT_NAVIGATION &&
-      gst_navigation_event_get_coordinates (event, &x, &y)) {
+      navigation_coordinates (event, &x, &y)) {
     GST_OBJECT_LOCK (self);
     const gint in_w = st->in_width, in_h = st->in_height;
     const gint out_w = st->out_width, out_h = st->out_height;
     GST_OBJECT_UNLOCK (self);
     if (out_w > 0 && out_h > 0 && (in_w != out_w || in_h != out_h)) {
       event = gst_event_make_writable (event);
-      gst_navigation_event_set_coordinates (event, x * in_w / out_w, y * in_h / out_h);
+      set_navigation_coordinates (event, x * in_w / out_w, y * in_h / out_h);
       GST_LOG_OBJECT (self, "navigation (%g, %g) -> (%g, %g)", x, y,
           x * in_w / out_w, y * in_h / out_h);
     }

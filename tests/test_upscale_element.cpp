@@ -419,8 +419,15 @@ TEST(UpscaleElement, NavigationCoordinatesMapToTheInput) {
   src.fill_random(41);
   GstHarness* h = upscale_harness(in, sized_caps(160, 96), "cpu", "bilinear");
   ASSERT_EQ(push_pull(h, src).desc().width, 160);
-  ASSERT_TRUE(gst_harness_push_upstream_event(
-      h, gst_navigation_event_new_mouse_move(100.0, 30.0, GST_NAVIGATION_MODIFIER_NONE)));
+#if GST_CHECK_VERSION(1, 22, 0)
+  GstEvent* move = gst_navigation_event_new_mouse_move(100.0, 30.0, GST_NAVIGATION_MODIFIER_NONE);
+#else  // 1.20: the event as gst_navigation_send_mouse_event makes it
+  GstEvent* move = gst_event_new_navigation(
+      gst_structure_new("application/x-gst-navigation", "event", G_TYPE_STRING, "mouse-move",
+                        "button", G_TYPE_INT, 0, "pointer_x", G_TYPE_DOUBLE, 100.0, "pointer_y",
+                        G_TYPE_DOUBLE, 30.0, nullptr));
+#endif
+  ASSERT_TRUE(gst_harness_push_upstream_event(h, move));
   GstEvent* nav = nullptr;
   while (GstEvent* e = gst_harness_try_pull_upstream_event(h)) {
     if (!nav && GST_EVENT_TYPE(e) == GST_EVENT_NAVIGATION)
@@ -430,7 +437,11 @@ TEST(UpscaleElement, NavigationCoordinatesMapToTheInput) {
   }
   ASSERT_NE(nav, nullptr) << "the navigation event did not reach upstream";
   gdouble x = 0, y = 0;
+#if GST_CHECK_VERSION(1, 22, 0)
   ASSERT_TRUE(gst_navigation_event_get_coordinates(nav, &x, &y));
+#else
+  ASSERT_TRUE(gst_navigation_event_parse_mouse_move_event(nav, &x, &y));
+#endif
   EXPECT_DOUBLE_EQ(x, 40.0);
   EXPECT_DOUBLE_EQ(y, 15.0);
   gst_event_unref(nav);

@@ -7,10 +7,15 @@
 #include <gst/gst.h>
 
 /* Symbols of libgstcudafxmeta: exported while the library itself is built
- * (BUILDING_GST_CUDA_FX_META, set by its meson.build), imported otherwise. */
+ * (BUILDING_GST_CUDA_FX_META, set by its meson.build), imported otherwise.
+ * GStreamer 1.20 has no GST_API_EXPORT: there, the ELF spelling of it. */
 #ifndef GST_CUDA_FX_META_API
 # ifdef BUILDING_GST_CUDA_FX_META
-#  define GST_CUDA_FX_META_API GST_API_EXPORT
+#  ifdef GST_API_EXPORT
+#   define GST_CUDA_FX_META_API GST_API_EXPORT
+#  else
+#   define GST_CUDA_FX_META_API extern __attribute__ ((visibility ("default")))
+#  endif
 # else
 #  define GST_CUDA_FX_META_API GST_API_IMPORT
 # endif
