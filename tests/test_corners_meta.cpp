@@ -258,6 +258,35 @@ TEST(CornersMeta, ScaleTransformMovesPixelCentres) {
   gst_buffer_unref(buf);
 }
 
+// A scale and then a copy of the same meta onto one buffer (what GStreamer
+// 1.20's videoscale does) leave the scaled meta alone: the copy is skipped.
+// A copy onto a buffer with another detector's meta still adds its own.
+TEST(CornersMeta, CopyAfterScaleOfTheSameMetaIsSkipped) {
+  const GstCudaFxCorner corners[] = {{10.f, 20.f, 2.f}, {63.f, 0.f, 3.f}};
+  GstStructure* params = harris_params();
+  GstBuffer* buf = gst_buffer_new();
+  ASSERT_NE(gst_buffer_add_cuda_fx_corners_meta(buf, corners, 2, params), nullptr);
+  GstBuffer* out = scale_directly(buf, 64, 48, 100, 30);
+  GstMetaTransformCopy whole = {FALSE, 0, static_cast<gsize>(-1)};
+  EXPECT_TRUE(transform(out, buf, _gst_meta_transform_copy, &whole));
+  EXPECT_EQ(count_corners_metas(out), 1);
+  GstCudaFxCornersMeta* meta = gst_buffer_get_cuda_fx_corners_meta(out);
+  ASSERT_NE(meta, nullptr);
+  EXPECT_FLOAT_EQ(meta->corners[0].x, scaled(10.f, 64, 100)) << "the scaled meta was replaced";
+
+  // another detector's meta (other parameters) on the destination
+  GstBuffer* other = gst_buffer_new();
+  GstStructure* other_params = gst_structure_new("other", "k", G_TYPE_DOUBLE, 0.05, nullptr);
+  ASSERT_NE(gst_buffer_add_cuda_fx_corners_meta(other, corners, 2, other_params), nullptr);
+  EXPECT_TRUE(transform(other, buf, _gst_meta_transform_copy, &whole));
+  EXPECT_EQ(count_corners_metas(other), 2);
+  gst_structure_free(other_params);
+  gst_structure_free(params);
+  gst_buffer_unref(other);
+  gst_buffer_unref(out);
+  gst_buffer_unref(buf);
+}
+
 // cudaupscale factor=2 (64x48 -> 128x96) scales the corners with the frame:
 // exactly one corners meta on the output, x' = 2x + 0.5, y' = 2y + 0.5.
 TEST(CornersMeta, CudaupscaleFactor2ScalesTheCorners) {

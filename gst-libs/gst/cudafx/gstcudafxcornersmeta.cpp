@@ -41,6 +41,24 @@ scale_coordinate (gfloat v, gint in_size, gint out_size)
   return (gfloat) (((gdouble) v + 0.5) * (gdouble) out_size / (gdouble) in_size - 0.5);
 }
 
+/* Whether `dest` already carries a corners meta made from `smeta` by a
+ * transform: as many corners, equal parameters. */
+static gboolean
+has_transformed_copy (GstBuffer * dest, const GstCudaFxCornersMeta * smeta)
+{
+  gpointer state = NULL;
+  GstMeta *m;
+  while ((m = gst_buffer_iterate_meta_filtered (dest, &state,
+              GST_CUDA_FX_CORNERS_META_API_TYPE))) {
+    const GstCudaFxCornersMeta *d = (const GstCudaFxCornersMeta *) m;
+    if (d->n_corners == smeta->n_corners &&
+        (d->params == smeta->params || (d->params && smeta->params
+                && gst_structure_is_equal (d->params, smeta->params))))
+      return TRUE;
+  }
+  return FALSE;
+}
+
 static gboolean
 gst_cuda_fx_corners_meta_transform (GstBuffer * dest, GstMeta * meta, GstBuffer * buffer,
     GQuark type, gpointer data)
@@ -49,10 +67,16 @@ gst_cuda_fx_corners_meta_transform (GstBuffer * dest, GstMeta * meta, GstBuffer 
   (void) buffer;
 
   /* A copy, whole or of a byte region: bytes say nothing about pixels, so
-   * every corner stays (as GstVideoRegionOfInterestMeta does). */
-  if (GST_META_TRANSFORM_IS_COPY (type))
+   * every corner stays (as GstVideoRegionOfInterestMeta does). GStreamer
+   * 1.20's videoscale scales a size-tagged meta and then has it copied as
+   * well (1.22 does not): a copy onto a buffer that already has this meta's
+   * transformed twin is skipped, else the unscaled corners would follow. */
+  if (GST_META_TRANSFORM_IS_COPY (type)) {
+    if (has_transformed_copy (dest, smeta))
+      return TRUE;
     return gst_buffer_add_cuda_fx_corners_meta (dest, smeta->corners, smeta->n_corners,
         smeta->params) != NULL;
+  }
 
   if (GST_VIDEO_META_TRANSFORM_IS_SCALE (type)) {
     GstVideoMetaTransform *trans = (GstVideoMetaTransform *) data;
