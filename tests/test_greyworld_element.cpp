@@ -197,6 +197,43 @@ TEST(GreyWorldElement, SharedFrameIsLeftAlone) {
   }
 }
 
+// A new, writable buffer over memory that another buffer holds too (what a
+// source that timestamps a frame it shares hands on: basesrc's
+// make_writable): the memory is left as it was, the result is the op's,
+// and with the CUDA backend it comes in the element's own pinned memory
+// (before, mapping the buffer for writing made GStreamer copy the memory
+// into a fresh allocation every frame).
+TEST(GreyWorldElement, WritableBufferOverSharedMemory) {
+  for (const char* backend : {"cpu", "cuda"}) {
+    if (skip_backend(backend))
+      continue;
+    const ImageDesc d{PixelFormat::RGBA, 131, 77};
+    GstHarness* h = harness_with("cudagreyworld", std::string("backend=") + backend);
+    const std::string caps = caps_string(d);
+    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    Reference ref(d);
+    const HostImage src = cast_frame(d, 60, 3);
+    GstBuffer* owner = buffer_from_image(src);
+    GstBuffer* in = gst_buffer_copy(owner);  // shares owner's memory
+    ASSERT_TRUE(gst_buffer_is_writable(in));
+    ASSERT_FALSE(gst_memory_is_writable(gst_buffer_peek_memory(in, 0)));
+    ASSERT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    ASSERT_NE(out, nullptr);
+    HostImage got, kept;
+    ASSERT_TRUE(image_from_buffer(out, d, &got));
+    ASSERT_TRUE(image_from_buffer(owner, d, &kept));
+    EXPECT_TRUE(bytes_equal(got.view(), ref.run(src, 1.0).view())) << backend;
+    EXPECT_TRUE(bytes_equal(kept.view(), src.view())) << backend << ": the shared memory was written";
+    if (std::string(backend) == "cuda") {
+      EXPECT_STREQ(gst_buffer_peek_memory(out, 0)->allocator->mem_type, "CudaFxPinnedMemory");
+    }
+    gst_buffer_unref(out);
+    gst_buffer_unref(owner);
+    gst_harness_teardown(h);
+  }
+}
+
 // The same in a CUDA-memory chain: a probe holds every frame that reaches
 // the element (so it may not write it); the element's result, made in a
 // buffer of its own CUDA pool, is the op's, and the held frame is unchanged.
