@@ -1,9 +1,11 @@
 /* GstCudaFxFilter: see gstcudafxfilter.h. */
 #include "gstcudafxfilter.h"
 
+#include <atomic>
 #include <cstring>
 #include <optional>
 
+#include "gstcudafxoverlap.h"
 #include "gstcudafxpinnedallocator.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_fx_filter_debug);
@@ -45,6 +47,15 @@ struct GstCudaFxFilterState
    * into newly allocated device memory. */
   GstBufferPool *copy_pool = nullptr;
   GstBuffer *ip_source = nullptr;
+
+  /* `overlap` (under the object lock), and from set_caps whether TRANSFORM
+   * frames overlap on the bus (gstcudafxoverlap.h): the CUDA backend, system
+   * memory on both pads, copied, a known frame rate, no `finish`. Read by
+   * latency queries from other threads. */
+  bool overlap_setting = false;
+  std::atomic < bool > overlap { false };
+  GstCudaFxOverlap frames;
+  GstBuffer *ready = nullptr;   /* given out by the next generate_output */
 };
 
 typedef struct
@@ -282,11 +293,87 @@ static gboolean
 gst_cuda_fx_filter_query (GstBaseTransform * trans, GstPadDirection direction,
     GstQuery * query)
 {
-  if (get_state (GST_CUDA_FX_FILTER (trans))->dev.handle_context_query (GST_ELEMENT (trans),
-          query))
+  GstCudaFxFilterState *st = get_state (GST_CUDA_FX_FILTER (trans));
+  if (st->dev.handle_context_query (GST_ELEMENT (trans), query))
     return TRUE;
-  return GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->query
-      (trans, direction, query);
+  if (!GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->query (trans, direction,
+          query))
+    return FALSE;
+  /* overlapped frames: a frame leaves when the next comes, one frame later */
+  if (direction == GST_PAD_SRC && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY && st->overlap) {
+    gboolean live;
+    GstClockTime min, max;
+    gst_query_parse_latency (query, &live, &min, &max);
+    const GstClockTime frame = gst_util_uint64_scale_int (GST_SECOND,
+        GST_VIDEO_INFO_FPS_D (&st->in_info), GST_VIDEO_INFO_FPS_N (&st->in_info));
+    min += frame;
+    if (GST_CLOCK_TIME_IS_VALID (max))
+      max += frame;
+    gst_query_set_latency (query, live, min, max);
+  }
+  return TRUE;
+}
+
+/* ---- overlapped frames ---- */
+
+/* Frames in flight dropped (a flush, stop): the device done with them. */
+static void
+discard_in_flight (GstCudaFxFilter * self)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  gst_clear_buffer (&st->ready);
+  if (st->frames.in_flight () == 0)
+    return;
+  GstCudaFxDevice::Scope scope (st->dev);
+  st->frames.discard ();
+}
+
+/* The oldest frame in flight, finished, in *out (NULL when none); an
+ * element error on failure. */
+static GstFlowReturn
+finish_in_flight (GstCudaFxFilter * self, GstBuffer ** out)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  *out = nullptr;
+  if (st->frames.in_flight () == 0)
+    return GST_FLOW_OK;
+  GstCudaFxDevice::Scope scope (st->dev);
+  cudafx::Status s = scope.status ();
+  if (s.is_ok ())
+    s = st->frames.finish_oldest (out);
+  if (!s.is_ok ()) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Processing failed: %s", s.message ().c_str ()),
+        (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
+/* Every frame in flight finished and pushed, in order, before what comes
+ * next (a serialized event, new caps). */
+static GstFlowReturn
+drain_in_flight (GstCudaFxFilter * self)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  GstFlowReturn ret = GST_FLOW_OK;
+  while (st->frames.in_flight () > 0 || st->ready) {
+    GstBuffer *buf = nullptr;
+    if (st->frames.in_flight () > 0) {
+      const GstFlowReturn r = finish_in_flight (self, &buf);
+      if (r != GST_FLOW_OK) {
+        discard_in_flight (self);
+        return r;
+      }
+    } else {
+      buf = st->ready;
+      st->ready = nullptr;
+    }
+    if (buf && ret == GST_FLOW_OK)
+      ret = gst_pad_push (GST_BASE_TRANSFORM_SRC_PAD (self), buf);
+    else
+      gst_clear_buffer (&buf);
+  }
+  return ret;
 }
 
 /* ---- start / stop ---- */
@@ -300,6 +387,7 @@ release_op (GstCudaFxFilter * self)
     return;
   if (st->dev.cuda ()) {
     GstCudaFxDevice::Scope scope (st->dev);
+    st->frames.release ();
     klass->teardown (self);
     st->staging_in.reset ();
     st->staging_out.reset ();
@@ -348,6 +436,7 @@ static gboolean
 gst_cuda_fx_filter_stop (GstBaseTransform * trans)
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
+  discard_in_flight (self);
   release_op (self);
   release_copy_pool (get_state (self));
   get_state (self)->have_caps = false;
@@ -437,6 +526,9 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   GstCudaFxFilterState *st = get_state (self);
 
+  /* frames of the old caps go first (new caps from upstream were drained
+   * by sink_event; a reconfiguration by the element comes here directly) */
+  (void) drain_in_flight (self);
   release_op (self);
   st->have_caps = false;
   if (!gst_video_info_from_caps (&st->in_info, incaps) ||
@@ -460,6 +552,18 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
       gst_video_info_is_equal (&st->in_info, &st->out_info);
   release_copy_pool (st);   /* its buffers were of the old caps */
   st->have_caps = true;
+  GST_OBJECT_LOCK (self);
+  const bool want_overlap = st->overlap_setting;
+  GST_OBJECT_UNLOCK (self);
+  const bool overlap = want_overlap && st->dev.cuda () && !st->mapped && !st->in_cuda_memory &&
+      !gst_cuda_fx_caps_are_cuda (outcaps) && GST_VIDEO_INFO_FPS_N (&st->in_info) > 0 &&
+      GST_VIDEO_INFO_FPS_D (&st->in_info) > 0 &&
+      !GST_CUDA_FX_FILTER_GET_CLASS (self)->finish;
+  if (st->overlap.exchange (overlap) != overlap) {
+    GST_INFO_OBJECT (self, "frames %s", overlap ? "overlap: one frame of latency" :
+        "do not overlap");
+    gst_element_post_message (GST_ELEMENT (self), gst_message_new_latency (GST_OBJECT (self)));
+  }
   const GstCudaFxFilterMode mode = current_mode (self);
   apply_mode_flags (self, mode, st->same_info);
   return configure_op (self, mode);
@@ -785,6 +889,43 @@ run_buffer (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool 
   return s;
 }
 
+/* TRANSFORM with overlapped frames: `outbuf`'s frame queued (upload, op,
+ * download; see gstcudafxoverlap.h) and left in flight; generate_output
+ * gives it out later. *queued false: a frame in device memory after all,
+ * for run_buffer. */
+static cudafx::Status
+run_overlapped (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, bool *queued)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
+  *queued = false;
+  GstCudaFxDevice::Scope scope (st->dev);
+  CUDAFX_TRY (scope.status ());
+  GstVideoFrame in, out;
+  bool in_dev = false, out_dev = false;
+  CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &in, &st->in_info, inbuf, GST_MAP_READ, &in_dev));
+  cudafx::Status s = gst_cuda_fx_map_frame (st->dev, &out, &st->out_info, outbuf, GST_MAP_WRITE,
+      &out_dev);
+  if (!s.is_ok ()) {
+    gst_video_frame_unmap (&in);
+    return s;
+  }
+  if (in_dev || out_dev) {
+    gst_video_frame_unmap (&out);
+    gst_video_frame_unmap (&in);
+    return cudafx::Status::ok ();
+  }
+  *queued = true;
+  s = st->frames.queue (st->dev.stream (), gst_cuda_fx_view_of_frame (&in, st->in_desc), &out,
+      gst_cuda_fx_view_of_frame (&out, st->out_desc),
+      [self, klass] (const cudafx::ImageView & src, const cudafx::ImageView & dst,
+          cudafx::StreamHandle stream) {
+        return klass->process (self, src, dst, stream);
+      });
+  gst_video_frame_unmap (&in);
+  return s;
+}
+
 static GstFlowReturn
 gst_cuda_fx_filter_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
@@ -792,6 +933,12 @@ gst_cuda_fx_filter_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   if (!ensure_op (self, GST_CUDA_FX_FILTER_MODE_TRANSFORM))
     return GST_FLOW_NOT_NEGOTIATED;
+  if (get_state (self)->overlap) {
+    bool queued = false;
+    const cudafx::Status s = run_overlapped (self, inbuf, outbuf, &queued);
+    if (queued || !s.is_ok ())
+      return s.is_ok ()? GST_FLOW_OK : flow_error (self, "Processing failed", s);
+  }
   const cudafx::Status s = run_buffer (self, inbuf, outbuf, false);
   return s.is_ok ()? GST_FLOW_OK : flow_error (self, "Processing failed", s);
 }
@@ -817,6 +964,55 @@ gst_cuda_fx_filter_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   const cudafx::Status s = run_buffer (self, buffer, nullptr,
       mode == GST_CUDA_FX_FILTER_MODE_IN_PLACE);
   return s.is_ok ()? GST_FLOW_OK : flow_error (self, "Processing failed", s);
+}
+
+/* With overlapped frames the buffer GstBaseTransform just made is left in
+ * flight and the one before it is given out (after its download); a
+ * buffer made at once (not overlapped) waits behind those in flight. */
+static GstFlowReturn
+gst_cuda_fx_filter_generate_output (GstBaseTransform * trans, GstBuffer ** outbuf)
+{
+  GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
+  GstCudaFxFilterState *st = get_state (self);
+  *outbuf = nullptr;
+  if (st->ready) {
+    *outbuf = st->ready;
+    st->ready = nullptr;
+    return GST_FLOW_OK;
+  }
+  const size_t before = st->frames.in_flight ();
+  GstBuffer *made = nullptr;
+  const GstFlowReturn ret =
+      GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->generate_output (trans,
+      &made);
+  if (ret != GST_FLOW_OK) {
+    gst_clear_buffer (&made);
+    return ret;
+  }
+  if (st->frames.in_flight () > before) {
+    gst_clear_buffer (&made);   /* in flight holds it */
+    return st->frames.in_flight () > 1 ? finish_in_flight (self, outbuf) : GST_FLOW_OK;
+  }
+  if (!made || st->frames.in_flight () == 0) {
+    *outbuf = made;
+    return GST_FLOW_OK;
+  }
+  st->ready = made;
+  return finish_in_flight (self, outbuf);
+}
+
+/* Frames in flight leave before any serialized event (EOS, segment, caps,
+ * gap...), so that events and buffers keep their order; a flush drops
+ * them. */
+static gboolean
+gst_cuda_fx_filter_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
+  if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP)
+    discard_in_flight (self);
+  else if (GST_EVENT_IS_SERIALIZED (event))
+    (void) drain_in_flight (self);
+  return GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->sink_event (trans, event);
 }
 
 /* The pool of copy_pool's buffers for the negotiated input, made and
@@ -952,6 +1148,7 @@ gst_cuda_fx_filter_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
 
 /* above the device's ids (GST_CUDA_FX_DEVICE_PROP_*) and any element's own */
 #define PROP_MEMORY_MODE 0x1100
+#define PROP_OVERLAP 0x1101
 
 static void
 gst_cuda_fx_filter_set_property (GObject * object, guint prop_id,
@@ -961,6 +1158,10 @@ gst_cuda_fx_filter_set_property (GObject * object, guint prop_id,
   if (prop_id == PROP_MEMORY_MODE) {
     GST_OBJECT_LOCK (object);
     st->memory_setting = static_cast < GstCudaFxMemoryMode > (g_value_get_enum (value));
+    GST_OBJECT_UNLOCK (object);
+  } else if (prop_id == PROP_OVERLAP) {
+    GST_OBJECT_LOCK (object);
+    st->overlap_setting = g_value_get_boolean (value);
     GST_OBJECT_UNLOCK (object);
   } else if (!st->dev.set_property (object, prop_id, value)) {
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -975,6 +1176,10 @@ gst_cuda_fx_filter_get_property (GObject * object, guint prop_id,
   if (prop_id == PROP_MEMORY_MODE) {
     GST_OBJECT_LOCK (object);
     g_value_set_enum (value, st->memory_setting);
+    GST_OBJECT_UNLOCK (object);
+  } else if (prop_id == PROP_OVERLAP) {
+    GST_OBJECT_LOCK (object);
+    g_value_set_boolean (value, st->overlap_setting);
     GST_OBJECT_UNLOCK (object);
   } else if (!st->dev.get_property (object, prop_id, value)) {
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1014,6 +1219,17 @@ gst_cuda_fx_filter_class_init (GstCudaFxFilterClass * klass)
           static_cast < GParamFlags > (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
               GST_PARAM_MUTABLE_READY)));
 
+  g_object_class_install_property (gobject_class, PROP_OVERLAP,
+      g_param_spec_boolean ("overlap", "Overlap frames",
+          "With the CUDA backend and frames in system memory on both pads (a "
+          "transform, not in place): upload each frame while the one before "
+          "downloads (the bus is full duplex), for up to twice the frame "
+          "rate, at one frame of latency (reported): a frame leaves when the "
+          "next arrives, or at EOS or any other serialized event. Taken when "
+          "caps are set",
+          FALSE, static_cast < GParamFlags > (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+              GST_PARAM_MUTABLE_PLAYING)));
+
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_set_context);
 
   trans_class->passthrough_on_same_caps = FALSE;
@@ -1034,6 +1250,8 @@ gst_cuda_fx_filter_class_init (GstCudaFxFilterClass * klass)
       GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_prepare_output_buffer);
   trans_class->before_transform = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_before_transform);
   trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_transform_meta);
+  trans_class->generate_output = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_generate_output);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_fx_filter_sink_event);
 
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FX_FILTER, (GstPluginAPIFlags) 0);
 }

@@ -129,7 +129,7 @@ using PinnedBuffer = detail::OwnedMemory<detail::PinnedMemory>;
 Status pinned_alloc(size_t bytes, void** out);
 void pinned_free(void* ptr);
 
-// Timing events, for benchmarks.
+// Events: timing (benchmarks), and ordering work across streams.
 class CudaEvent {
  public:
   CudaEvent() = default;
@@ -139,6 +139,9 @@ class CudaEvent {
   Status create();
   Status record(StreamHandle stream);
   Status synchronize();
+  // Work queued on `stream` after this call waits for the work this event
+  // last recorded (none recorded yet: no wait).
+  Status wait(StreamHandle stream) const;
   // Milliseconds from `start` to this event; both must have completed.
   Status elapsed_since(const CudaEvent& start, float* ms) const;
 

@@ -119,6 +119,10 @@ Status CudaEvent::synchronize() {
   CUDAFX_CUDA_TRY(cudaEventSynchronize(event_));
   return Status::ok();
 }
+Status CudaEvent::wait(StreamHandle stream) const {
+  CUDAFX_CUDA_TRY(cudaStreamWaitEvent(stream, event_, 0));
+  return Status::ok();
+}
 Status CudaEvent::elapsed_since(const CudaEvent& start, float* ms) const {
   CUDAFX_CUDA_TRY(cudaEventElapsedTime(ms, start.event_, event_));
   return Status::ok();

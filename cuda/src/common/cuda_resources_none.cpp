@@ -45,6 +45,7 @@ CudaEvent::~CudaEvent() = default;
 Status CudaEvent::create() { return no_cuda(); }
 Status CudaEvent::record(StreamHandle) { return no_cuda(); }
 Status CudaEvent::synchronize() { return no_cuda(); }
+Status CudaEvent::wait(StreamHandle) const { return no_cuda(); }
 Status CudaEvent::elapsed_since(const CudaEvent&, float*) const { return no_cuda(); }
 
 Status synchronize_stream(StreamHandle) { return no_cuda(); }
