@@ -130,7 +130,7 @@ KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Resolutio
 struct ElementRow {
   std::string res;
   double frame_mb = 0;
-  double sys_cuda = -1, chain_cuda = -1, sys_cpu = -1, stock = -1;
+  double sys_cuda = -1, sys_overlap = -1, chain_cuda = -1, sys_cpu = -1, stock = -1;
   std::string notes;
 };
 
@@ -147,6 +147,10 @@ ElementRow bench_element(const Options& o, const DeviceFacts& dev, const Resolut
     row.sys_cuda = run_pipeline(el, f, frames, &err);
     if (!err.empty())
       row.notes += "system/cuda: " + err + "; ";
+    err.clear();
+    row.sys_overlap = run_pipeline(el + " overlap=true", f, frames, &err);
+    if (!err.empty())
+      row.notes += "system/cuda, overlap: " + err + "; ";
     release(f);
 #if HAVE_GSTCUDA
     err.clear();
@@ -314,17 +318,23 @@ int main(int argc, char** argv) {
         "proposes; *CUDA chain*: `memory:CUDAMemory` in and out (shared context); *CPU*: "
         "`backend=cpu`; *gaussianblur*: the stock gst-plugins-bad element (AYUV, its own "
         "kernel), for scale. *% pinned* is the system-memory frame rate times the frame size over "
-        "the measured one-direction pinned bandwidth (each frame crosses the bus twice).\n\n";
-  md << "| resolution | frame MB | system (CUDA) | GB/s | % pinned | CUDA chain | CPU | gaussianblur |\n";
-  md << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+        "the measured one-direction pinned bandwidth (each frame crosses the bus twice). "
+        "*overlap*: the same with `overlap=true` (each frame's upload beside the previous "
+        "frame's download; one frame of latency), the same feed, right after.\n\n";
+  md << "| resolution | frame MB | system (CUDA) | GB/s | % pinned | system, overlap | % pinned | "
+        "CUDA chain | CPU | gaussianblur |\n";
+  md << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const Resolution& r : kResolutions) {
     if (o.quick && r.h > 480)
       continue;
     const ElementRow row = bench_element(o, dev, r);
     const double gbs = row.sys_cuda > 0 ? row.sys_cuda * row.frame_mb / 1e3 : -1;
+    const double ogbs = row.sys_overlap > 0 ? row.sys_overlap * row.frame_mb / 1e3 : -1;
     md << "| " << row.res << " | " << fmt("%.1f", row.frame_mb) << " | " << cell(row.sys_cuda, "%.0f")
        << " | " << cell(gbs, "%.1f") << " | "
        << cell(gbs > 0 && dev.h2d_pinned_gbs > 0 ? 100 * gbs / dev.h2d_pinned_gbs : -1, "%.0f%%")
+       << " | " << cell(row.sys_overlap, "%.0f") << " | "
+       << cell(ogbs > 0 && dev.h2d_pinned_gbs > 0 ? 100 * ogbs / dev.h2d_pinned_gbs : -1, "%.0f%%")
        << " | " << cell(row.chain_cuda, "%.0f") << " | " << cell(row.sys_cpu, "%.1f") << " | "
        << cell(row.stock, "%.2f") << " |\n";
     if (!row.notes.empty())
