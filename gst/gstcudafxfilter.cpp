@@ -916,14 +916,12 @@ run_overlapped (GstCudaFxFilter * self, GstBuffer * inbuf, GstBuffer * outbuf, b
     return cudafx::Status::ok ();
   }
   *queued = true;
-  s = st->frames.queue (st->dev.stream (), gst_cuda_fx_view_of_frame (&in, st->in_desc), &out,
-      gst_cuda_fx_view_of_frame (&out, st->out_desc),
+  return st->frames.queue (st->dev.stream (), &in, gst_cuda_fx_view_of_frame (&in, st->in_desc),
+      &out, gst_cuda_fx_view_of_frame (&out, st->out_desc),
       [self, klass] (const cudafx::ImageView & src, const cudafx::ImageView & dst,
           cudafx::StreamHandle stream) {
         return klass->process (self, src, dst, stream);
       });
-  gst_video_frame_unmap (&in);
-  return s;
 }
 
 static GstFlowReturn

@@ -2,15 +2,22 @@
 
 #include "gstcudafxdevice.h"
 
+void
+GstCudaFxOverlap::release_frame (Frame & f)
+{
+  for (GstVideoFrame * v: {&f.in, &f.out}) {
+    GstBuffer *buf = v->buffer;
+    gst_video_frame_unmap (v);
+    gst_buffer_unref (buf);
+  }
+}
+
 GstCudaFxOverlap::~GstCudaFxOverlap ()
 {
   /* The element discards and releases in its context (stop); only host
    * state can be left here. */
-  for (Frame & f:frames_) {
-    GstBuffer *buf = f.out.buffer;
-    gst_video_frame_unmap (&f.out);
-    gst_buffer_unref (buf);
-  }
+  for (Frame & f:frames_)
+    release_frame (f);
 }
 
 cudafx::Status GstCudaFxOverlap::ensure_streams ()
@@ -31,8 +38,9 @@ cudafx::Status GstCudaFxOverlap::ensure_streams ()
 }
 
 cudafx::Status
-GstCudaFxOverlap::queue (cudafx::StreamHandle stream, const cudafx::ImageView & host_in,
-    GstVideoFrame * out_frame, const cudafx::ImageView & host_out, const Process & process)
+GstCudaFxOverlap::queue (cudafx::StreamHandle stream, GstVideoFrame * in_frame,
+    const cudafx::ImageView & host_in, GstVideoFrame * out_frame,
+    const cudafx::ImageView & host_out, const Process & process)
 {
   cudafx::Status s = ensure_streams ();
   const int k = next_;
@@ -64,22 +72,21 @@ GstCudaFxOverlap::queue (cudafx::StreamHandle stream, const cudafx::ImageView & 
     s = cudafx::copy_image_async (host_out, dev_out, down_.get ());
   if (s.is_ok ())
     s = sl.downloaded->record (down_.get ());
-  /* The input may go once uploaded; the upload ran beside the download of
-   * the frame before. */
-  if (s.is_ok ())
-    s = sl.uploaded->synchronize ();
   if (!s.is_ok ()) {
-    /* whatever was queued finishes before the frame's memory goes */
+    /* whatever was queued finishes before the frames' memory goes */
     (void) up_.synchronize ();
     (void) cudafx::synchronize_stream (stream);
     (void) down_.synchronize ();
     gst_video_frame_unmap (out_frame);
+    gst_video_frame_unmap (in_frame);
     return s;
   }
   next_ = 1 - k;
   Frame f;
+  f.in = *in_frame;
   f.out = *out_frame;
   f.slot = k;
+  gst_buffer_ref (f.in.buffer);
   gst_buffer_ref (f.out.buffer);
   frames_.push_back (f);
   return s;
@@ -92,9 +99,10 @@ cudafx::Status GstCudaFxOverlap::finish_oldest (GstBuffer ** out)
     return cudafx::Status::ok ();
   Frame f = frames_.front ();
   frames_.pop_front ();
+  /* the download waited for the op, the op for the upload */
   const cudafx::Status s = slots_[f.slot].downloaded->synchronize ();
-  GstBuffer *buf = f.out.buffer;
-  gst_video_frame_unmap (&f.out);
+  GstBuffer *buf = gst_buffer_ref (f.out.buffer);
+  release_frame (f);
   if (!s.is_ok ()) {
     gst_buffer_unref (buf);
     return s;
@@ -112,9 +120,7 @@ GstCudaFxOverlap::discard ()
     (void) down_.synchronize ();
   for (Frame & f:frames_) {
     (void) slots_[f.slot].downloaded->synchronize ();
-    GstBuffer *buf = f.out.buffer;
-    gst_video_frame_unmap (&f.out);
-    gst_buffer_unref (buf);
+    release_frame (f);
   }
   frames_.clear ();
 }
