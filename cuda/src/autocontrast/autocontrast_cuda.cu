@@ -87,15 +87,15 @@ __global__ void __launch_bounds__(kThreads) histogram(HistArgs a, unsigned long 
       using U = LaneUnit<C>;
       const int units = a.width * C / U::kBytes;
       for (int u = threadIdx.x; u < units; u += kThreads) {
-        const uint4* v = reinterpret_cast<const uint4*>(row + static_cast<size_t>(u) * U::kBytes);
+        uint4 q[U::kVectors];
+        load_unit<C>(row, u, q);
         unsigned w[4 * U::kVectors];
 #pragma unroll
         for (int k = 0; k < U::kVectors; k++) {
-          const uint4 q = v[k];
-          w[4 * k] = q.x;
-          w[4 * k + 1] = q.y;
-          w[4 * k + 2] = q.z;
-          w[4 * k + 3] = q.w;
+          w[4 * k] = q[k].x;
+          w[4 * k + 1] = q[k].y;
+          w[4 * k + 2] = q[k].z;
+          w[4 * k + 3] = q[k].w;
         }
 #pragma unroll
         for (int i = 0; i < U::kBytes / C; i++) {

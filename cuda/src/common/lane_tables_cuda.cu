@@ -35,9 +35,7 @@ __global__ void __launch_bounds__(kThreads) apply_tables(LanePlane p, const uint
       for (int u = threadIdx.x; u < units; u += kThreads) {
         uint4* v = reinterpret_cast<uint4*>(row + static_cast<size_t>(u) * U::kBytes);
         uint4 q[U::kVectors];
-#pragma unroll
-        for (int k = 0; k < U::kVectors; k++)
-          q[k] = v[k];
+        load_unit<C>(row, u, q);
 #pragma unroll
         for (int k = 0; k < U::kVectors; k++) {
           unsigned w[4] = {q[k].x, q[k].y, q[k].z, q[k].w};

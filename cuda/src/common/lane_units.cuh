@@ -27,6 +27,16 @@ inline bool rows_in_units(const void* data, size_t pitch) {
   return ((reinterpret_cast<uintptr_t>(data) | pitch) & 15) == 0;
 }
 
+// Unit `u` of a row, loaded whole (its vectors' loads issued together).
+template <int C>
+__device__ __forceinline__ void load_unit(const uint8_t* row, int u,
+                                          uint4 (&q)[LaneUnit<C>::kVectors]) {
+  const uint4* v = reinterpret_cast<const uint4*>(row + static_cast<size_t>(u) * LaneUnit<C>::kBytes);
+#pragma unroll
+  for (int k = 0; k < LaneUnit<C>::kVectors; k++)
+    q[k] = v[k];
+}
+
 // Byte j (0..15) of a vector held as four words.
 __device__ __forceinline__ unsigned unit_byte(const unsigned (&w)[4], int j) {
   return (w[j / 4] >> (8 * (j % 4))) & 0xffu;

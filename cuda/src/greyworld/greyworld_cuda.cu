@@ -57,11 +57,8 @@ __global__ void __launch_bounds__(kThreads) sum_plane(PlaneArgs p, unsigned long
       using U = LaneUnit<C>;
       const int units = p.width * C / U::kBytes;
       for (int u = threadIdx.x; u < units; u += kThreads) {
-        const uint4* v = reinterpret_cast<const uint4*>(row + static_cast<size_t>(u) * U::kBytes);
         uint4 q[U::kVectors];
-#pragma unroll
-        for (int k = 0; k < U::kVectors; k++)
-          q[k] = v[k];
+        load_unit<C>(row, u, q);
 #pragma unroll
         for (int k = 0; k < U::kVectors; k++) {
           const unsigned w[4] = {q[k].x, q[k].y, q[k].z, q[k].w};
