@@ -115,7 +115,7 @@ KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Case& c, 
 }
 
 struct ElementRow {
-  double sys_cuda = -1, chain_cuda = -1, sys_cpu = -1, videoscale = -1;
+  double sys_cuda = -1, sys_overlap = -1, chain_cuda = -1, sys_cpu = -1, videoscale = -1;
   std::string notes;
 };
 
@@ -136,6 +136,11 @@ ElementRow bench_element(const Options& o, const DeviceFacts& dev, const Case& c
     row.sys_cuda = run_pipeline(el + " ! capsfilter caps=\"" + out + "\"", f, frames, &err);
     if (!err.empty())
       row.notes += "system/cuda: " + err + "; ";
+    err.clear();
+    row.sys_overlap =
+        run_pipeline(el + " overlap=true ! capsfilter caps=\"" + out + "\"", f, frames, &err);
+    if (!err.empty())
+      row.notes += "system/cuda, overlap: " + err + "; ";
     release(f);
 #if HAVE_GSTCUDA
     err.clear();
@@ -266,14 +271,25 @@ int main(int argc, char** argv) {
         "source cost). *system*: system memory in and out (input from the pinned pool the "
         "element proposes; the output frame crosses the bus back); *CUDA chain*: "
         "`memory:CUDAMemory` in and out; *CPU*: `backend=cpu`; *videoscale*: the stock element "
-        "(its nearest method for nearest-neighbour, bilinear, and `catrom` beside bicubic).\n\n";
-  md << "| case | method | system (CUDA) | CUDA chain | CPU | videoscale | system vs videoscale |\n";
-  md << "|---|---|---:|---:|---:|---:|---:|\n";
+        "(its nearest method for nearest-neighbour, bilinear, and `catrom` beside bicubic). "
+        "*overlap*: *system* with `overlap=true` (each frame's upload beside the previous "
+        "frame's download; one frame of latency), the same feed, right after; *% pinned*: "
+        "frames/s times the larger (output) frame over the measured one-direction pinned "
+        "bandwidth.\n\n";
+  md << "| case | method | system (CUDA) | % pinned | system, overlap | % pinned | CUDA chain | "
+        "CPU | videoscale | system vs videoscale |\n";
+  md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const Case& c : cases) {
     for (const Method& m : kMethods) {
       const ElementRow r = bench_element(o, dev, c, m);
+      const double out_mb = c.dw * static_cast<double>(c.dh) * 4 / 1e6;
+      auto pinned = [&](double fps) {
+        return fps > 0 && dev.h2d_pinned_gbs > 0 ? 100 * fps * out_mb / 1e3 / dev.h2d_pinned_gbs
+                                                 : -1;
+      };
       md << "| " << c.name << " | " << m.nick << " | " << cell(r.sys_cuda, "%.0f") << " | "
-         << cell(r.chain_cuda, "%.0f") << " | " << cell(r.sys_cpu, "%.1f") << " | "
+         << cell(pinned(r.sys_cuda), "%.0f%%") << " | " << cell(r.sys_overlap, "%.0f") << " | "
+         << cell(pinned(r.sys_overlap), "%.0f%%") << " | " << cell(r.chain_cuda, "%.0f") << " | " << cell(r.sys_cpu, "%.1f") << " | "
          << cell(r.videoscale, "%.1f") << " | "
          << cell(r.sys_cuda > 0 && r.videoscale > 0 ? r.sys_cuda / r.videoscale : -1, "%.0fx")
          << " |\n";
