@@ -2,8 +2,9 @@
 // backend with system memory on both pads uploads each frame while the one
 // before downloads, and gives a frame out when the next one has been queued
 // (one frame of latency, reported) or at EOS or any other serialized event;
-// a flush drops the frame in flight. Checked with cudagaussian (same size)
-// and cudaupscale (another size): every frame equals the CPU backend's, in
+// a flush drops the frame in flight. Checked with cudagaussian and
+// cudaconvolve (same size) and cudaupscale (another size): every frame
+// equals the CPU backend's, in
 // order with its timestamps, none lost or repeated. The CUDA cases skip
 // without a GPU (fail with CUDAFX_REQUIRE_GPU=1); the property's own cases
 // run everywhere.
@@ -36,6 +37,7 @@ struct Element {
 const Element kElements[] = {
     {"cudagaussian", "kernel-size=5 sigma=1.5", 160, 90},
     {"cudaupscale", "method=bicubic", 320, 180},
+    {"cudaconvolve", "kernel=\"1 2 1; 2 4 2; 1 2 1\"", 160, 90},
 };
 
 std::string caps_at(const ImageDesc& d, int w, int h) {
