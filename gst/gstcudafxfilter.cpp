@@ -53,7 +53,9 @@ struct GstCudaFxFilterState
    * memory on both pads, copied, a known frame rate, no `finish`. Read by
    * latency queries from other threads. */
   bool overlap_setting = false;
+  bool overlap_caps = false;    /* the caps allow it (set_caps) */
   std::atomic < bool > overlap { false };
+  std::atomic < GstClockTime > frame_duration { 0 };   /* for the latency query */
   GstCudaFxOverlap frames;
   GstBuffer *ready = nullptr;   /* given out by the next generate_output */
 };
@@ -289,6 +291,8 @@ gst_cuda_fx_filter_set_context (GstElement * element, GstContext * context)
   GST_ELEMENT_CLASS (gst_cuda_fx_filter_parent_class)->set_context (element, context);
 }
 
+static GstFlowReturn drain_in_flight (GstCudaFxFilter * self);
+
 static gboolean
 gst_cuda_fx_filter_query (GstBaseTransform * trans, GstPadDirection direction,
     GstQuery * query)
@@ -296,6 +300,11 @@ gst_cuda_fx_filter_query (GstBaseTransform * trans, GstPadDirection direction,
   GstCudaFxFilterState *st = get_state (GST_CUDA_FX_FILTER (trans));
   if (st->dev.handle_context_query (GST_ELEMENT (trans), query))
     return TRUE;
+  /* upstream wants every buffer it gave back (before it frees or changes
+   * its pool): the frames in flight go out first (a serialized query: the
+   * streaming thread) */
+  if (direction == GST_PAD_SINK && GST_QUERY_TYPE (query) == GST_QUERY_DRAIN)
+    (void) drain_in_flight (GST_CUDA_FX_FILTER (trans));
   if (!GST_BASE_TRANSFORM_CLASS (gst_cuda_fx_filter_parent_class)->query (trans, direction,
           query))
     return FALSE;
@@ -304,8 +313,7 @@ gst_cuda_fx_filter_query (GstBaseTransform * trans, GstPadDirection direction,
     gboolean live;
     GstClockTime min, max;
     gst_query_parse_latency (query, &live, &min, &max);
-    const GstClockTime frame = gst_util_uint64_scale_int (GST_SECOND,
-        GST_VIDEO_INFO_FPS_D (&st->in_info), GST_VIDEO_INFO_FPS_N (&st->in_info));
+    const GstClockTime frame = st->frame_duration;
     min += frame;
     if (GST_CLOCK_TIME_IS_VALID (max))
       max += frame;
@@ -437,6 +445,8 @@ gst_cuda_fx_filter_stop (GstBaseTransform * trans)
 {
   GstCudaFxFilter *self = GST_CUDA_FX_FILTER (trans);
   discard_in_flight (self);
+  get_state (self)->overlap = false;
+  get_state (self)->overlap_caps = false;
   release_op (self);
   release_copy_pool (get_state (self));
   get_state (self)->have_caps = false;
@@ -519,6 +529,23 @@ configure_op (GstCudaFxFilter * self, GstCudaFxFilterMode mode)
   return TRUE;
 }
 
+/* Whether frames overlap now: the caps allow it (set_caps), TRANSFORM, not
+ * passthrough. A latency message when that, or the frame duration with
+ * new caps, changed. Any thread (set_mode). */
+static void
+update_overlap (GstCudaFxFilter * self, GstCudaFxFilterMode mode, bool new_caps)
+{
+  GstCudaFxFilterState *st = get_state (self);
+  GstCudaFxFilterClass *klass = GST_CUDA_FX_FILTER_GET_CLASS (self);
+  const bool overlap = st->overlap_caps && mode == GST_CUDA_FX_FILTER_MODE_TRANSFORM &&
+      !(klass->passthrough_on_same_info && st->same_info);
+  if (st->overlap.exchange (overlap) != overlap || (overlap && new_caps)) {
+    GST_INFO_OBJECT (self, "frames %s", overlap ? "overlap: one frame of latency" :
+        "do not overlap");
+    gst_element_post_message (GST_ELEMENT (self), gst_message_new_latency (GST_OBJECT (self)));
+  }
+}
+
 static gboolean
 gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     GstCaps * outcaps)
@@ -555,17 +582,16 @@ gst_cuda_fx_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GST_OBJECT_LOCK (self);
   const bool want_overlap = st->overlap_setting;
   GST_OBJECT_UNLOCK (self);
-  const bool overlap = want_overlap && st->dev.cuda () && !st->mapped && !st->in_cuda_memory &&
+  st->overlap_caps = want_overlap && st->dev.cuda () && !st->mapped && !st->in_cuda_memory &&
       !gst_cuda_fx_caps_are_cuda (outcaps) && GST_VIDEO_INFO_FPS_N (&st->in_info) > 0 &&
       GST_VIDEO_INFO_FPS_D (&st->in_info) > 0 &&
       !GST_CUDA_FX_FILTER_GET_CLASS (self)->finish;
-  if (st->overlap.exchange (overlap) != overlap) {
-    GST_INFO_OBJECT (self, "frames %s", overlap ? "overlap: one frame of latency" :
-        "do not overlap");
-    gst_element_post_message (GST_ELEMENT (self), gst_message_new_latency (GST_OBJECT (self)));
-  }
+  if (st->overlap_caps)
+    st->frame_duration = gst_util_uint64_scale_int (GST_SECOND,
+        GST_VIDEO_INFO_FPS_D (&st->in_info), GST_VIDEO_INFO_FPS_N (&st->in_info));
   const GstCudaFxFilterMode mode = current_mode (self);
   apply_mode_flags (self, mode, st->same_info);
+  update_overlap (self, mode, true);
   return configure_op (self, mode);
 }
 
@@ -583,6 +609,7 @@ gst_cuda_fx_filter_set_mode (GstCudaFxFilter * self, GstCudaFxFilterMode mode)
    * in the streaming thread (the buffer functions compare the modes), and
    * the output pool is decided again. */
   apply_mode_flags (self, mode, st->same_info);
+  update_overlap (self, mode, false);
   gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
 }
 
@@ -635,6 +662,12 @@ gst_cuda_fx_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query
   if (update)
     gst_query_parse_nth_allocation_pool (query, 0, &pool, &size, &min, &max);
   size = MAX (size, (guint) GST_VIDEO_INFO_SIZE (&info));
+  if (st->overlap) {
+    /* a frame in flight holds one output buffer more */
+    min += 1;
+    if (max)
+      max += 1;
+  }
 
   bool configured = false;        /* made and configured here */
   if (gst_cuda_fx_caps_are_cuda (outcaps)) {
@@ -977,6 +1010,12 @@ gst_cuda_fx_filter_generate_output (GstBaseTransform * trans, GstBuffer ** outbu
     *outbuf = st->ready;
     st->ready = nullptr;
     return GST_FLOW_OK;
+  }
+  if (st->frames.in_flight () > 0 && !st->overlap) {
+    /* the mode changed under frames in flight: they go first */
+    const GstFlowReturn r = drain_in_flight (self);
+    if (r != GST_FLOW_OK)
+      return r;
   }
   const size_t before = st->frames.in_flight ();
   GstBuffer *made = nullptr;

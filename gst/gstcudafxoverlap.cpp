@@ -28,10 +28,9 @@ cudafx::Status GstCudaFxOverlap::ensure_streams ()
     CUDAFX_TRY (down_.create ());
   for (Slot & s:slots_) {
     for (std::optional < cudafx::CudaEvent > *e: {&s.uploaded, &s.computed, &s.downloaded}) {
-      if (!*e) {
+      if (!*e)
         e->emplace ();
-        CUDAFX_TRY ((*e)->create ());
-      }
+      CUDAFX_TRY ((*e)->create ());   /* idempotent: a failed one is tried again */
     }
   }
   return cudafx::Status::ok ();

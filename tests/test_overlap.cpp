@@ -207,3 +207,36 @@ TEST(Overlap, NewCapsDrainTheOldFrames) {
   gst_clear_buffer(&b);
   gst_harness_teardown(h);
 }
+
+// A drain query (upstream about to free or change its pool) gives the
+// frame in flight back before it is answered.
+TEST(Overlap, DrainQueryGivesTheFrameInFlightBack) {
+  SKIP_WITHOUT_GPU();
+  const Element& e = kElements[0];
+  const std::vector<HostImage> want = cpu_frames(e, 1);
+  GstHarness* h = make(e, "cuda", true);
+  ASSERT_EQ(gst_harness_push(h, frame(0)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_buffers_in_queue(h), 0u);
+  GstQuery* q = gst_query_new_drain();
+  (void) gst_pad_peer_query(h->srcpad, q);
+  gst_query_unref(q);
+  ASSERT_EQ(gst_harness_buffers_in_queue(h), 1u) << "the drain query did not drain";
+  GstBuffer* b = gst_harness_pull(h);
+  expect_frame(b, e, want[0], 0);
+  gst_clear_buffer(&b);
+  gst_harness_teardown(h);
+}
+
+// An in-place element has nothing to overlap: frames come at once and the
+// latency stays the upstream's.
+TEST(Overlap, InPlaceElementIgnoresIt) {
+  SKIP_WITHOUT_GPU();
+  GstHarness* h = harness_with("cudagreyworld", "backend=cuda overlap=true");
+  const std::string caps = caps_at(kIn, kIn.width, kIn.height);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  gst_harness_set_upstream_latency(h, 10 * GST_MSECOND);
+  ASSERT_EQ(gst_harness_push(h, frame(0)), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_in_queue(h), 1u);
+  EXPECT_EQ(gst_harness_query_latency(h), 10 * GST_MSECOND);
+  gst_harness_teardown(h);
+}
