@@ -9,7 +9,8 @@
 #   scripts/check-gst-1.20.sh          CPU backend only
 #   scripts/check-gst-1.20.sh --cuda   with the CUDA backend (one arch,
 #                                      CUDAFX_TEST_ARCH, default 90)
-# Prints "tests: N passed, N failed, N skipped" (GoogleTest cases) last.
+# Prints "tests: N passed, N failed, N skipped" (GoogleTest cases) last;
+# exits 3 when the packages cannot be fetched.
 #
 # Left out on 1.20: DeltaCodec.RealFootageStaysWithinThreshold (vtest.avi is
 # MS-MPEG4, decoded by gst-libav, whose Ubuntu 22.04 build needs libavcodec58:
@@ -35,10 +36,18 @@ packages=(
   libgstreamer-plugins-good1.0-0 gstreamer1.0-plugins-good
   libjpeg-turbo8 libjpeg8
 )
+# Exit status 3: the packages could not be fetched (no network to the
+# mirror): nothing was built or tested, which CI reports without failing.
+fetch() {
+  curl -fsS --retry 3 --connect-timeout 20 "$1" -o "$2" || {
+    echo "check-gst-1.20: cannot fetch $1: nothing built or tested" >&2
+    exit 3
+  }
+}
 if [ ! -f "$root/.complete" ]; then
   rm -rf "$cache" && mkdir -p "$root"
   for suite in jammy-updates jammy; do
-    curl -fsS "$mirror/dists/$suite/main/binary-amd64/Packages.gz" -o "$cache/$suite.gz"
+    fetch "$mirror/dists/$suite/main/binary-amd64/Packages.gz" "$cache/$suite.gz"
   done
   for p in "${packages[@]}"; do
     file=""
@@ -48,7 +57,7 @@ if [ ! -f "$root/.complete" ]; then
       [ -n "$file" ] && break
     done
     [ -n "$file" ] || { echo "check-gst-1.20: $p is not in Ubuntu 22.04's index" >&2; exit 1; }
-    curl -fsS "$mirror/$file" -o "$cache/$p.deb"
+    fetch "$mirror/$file" "$cache/$p.deb"
     dpkg-deb -x "$cache/$p.deb" "$root"
   done
   sed -i "s|^prefix=.*|prefix=$root/usr|" "$root"/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc
