@@ -100,9 +100,7 @@ int main(int argc, char** argv) {
     return 2;
   gst_init(&argc, &argv);
   const DeviceFacts dev = measure_device();
-  const time_t now = time(nullptr);
-  char date[32];
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  const std::string date = today_utc();
   const Resolution r = o.quick ? kResolutions[0] : kResolutions[4];
   const ImageDesc desc{PixelFormat::RGBA, r.w, r.h};
 

@@ -84,9 +84,7 @@ int main(int argc, char** argv) {
   std::string device = "no GPU";
   if (gpu)
     (void)cuda_device_name(0, &device);
-  char date[32];
-  const time_t now = time(nullptr);
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  const std::string date = today_utc();
   std::ostringstream md;
   md << "## cudadeltaenc (encode side)\n\nMeasured " << date << " on **" << device
      << "**, commit `" << commit << "`, by `bench/bench_delta`. Frames where 5 % of the "

@@ -379,9 +379,7 @@ int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   cv::setNumThreads(std::thread::hardware_concurrency());
   const DeviceFacts dev = measure_device();
-  const time_t now = time(nullptr);
-  char date[32];
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  const std::string date = today_utc();
   std::vector<Resolution> res;
   for (const Resolution& r : kResolutions)
     if (!o.quick || r.w <= 640)

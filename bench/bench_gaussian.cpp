@@ -241,9 +241,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   const DeviceFacts dev = measure_device();
-  const time_t now = time(nullptr);
-  char date[32];
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  const std::string date = today_utc();
 
   std::ostringstream md;
   md << "## cudagaussian\n\n";

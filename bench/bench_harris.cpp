@@ -118,24 +118,6 @@ std::vector<uint8_t> texture_rgba(int w, int h) {
   return img;
 }
 
-struct Spread {
-  double median = -1, lo = -1, hi = -1;
-};
-Spread spread_of(std::vector<double> t) {
-  Spread s;
-  if (t.empty())
-    return s;
-  std::sort(t.begin(), t.end());
-  s.median = t[t.size() / 2];
-  s.lo = t.front();
-  s.hi = t.back();
-  return s;
-}
-std::string spread_cell(const Spread& s, const char* f = "%.2f") {
-  if (s.median < 0)
-    return "n/a";
-  return fmt(f, s.median) + " (" + fmt(f, s.lo) + "–" + fmt(f, s.hi) + ")";
-}
 std::string yes_no(bool b) { return b ? "yes" : "**no**"; }
 
 // The OpenCV peer of the whole detector: grey, response, a (2r+1)^2 dilation
@@ -507,9 +489,7 @@ int main(int argc, char** argv) {
   }
 
   const DeviceFacts dev = measure_device();
-  const time_t now = time(nullptr);
-  char date[32];
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  const std::string date = today_utc();
 
   std::ostringstream head, body;
   head << "## cudaharris\n\n";

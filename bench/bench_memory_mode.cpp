@@ -52,26 +52,11 @@ Feed pageable_feed(const std::string& caps_str, int count) {
   return f;
 }
 
-struct Spread {
-  double median = -1, lo = -1, hi = -1;
-};
-
-Spread spread_of(std::vector<double> v) {
-  Spread s;
+// A frame rate of 0 or less is a run that failed (its error is in the
+// notes): left out of the spread.
+Spread rates_spread(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return x <= 0; }), v.end());
-  if (v.empty())
-    return s;
-  std::sort(v.begin(), v.end());
-  s.median = v[v.size() / 2];
-  s.lo = v.front();
-  s.hi = v.back();
-  return s;
-}
-
-std::string spread_cell(const Spread& s) {
-  if (s.median < 0)
-    return "n/a";
-  return fmt("%.0f", s.median) + " (" + fmt("%.0f", s.lo) + "–" + fmt("%.0f", s.hi) + ")";
+  return spread_of(v);
 }
 
 }  // namespace
@@ -82,9 +67,7 @@ int main(int argc, char** argv) {
     return 2;
   gst_init(&argc, &argv);
   const DeviceFacts dev = measure_device();
-  const time_t now = time(nullptr);
-  char date[32];
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  const std::string date = today_utc();
 
   struct Element {
     const char* name;
@@ -142,10 +125,12 @@ int main(int argc, char** argv) {
       }
       release(pinned);
       release(pageable);
-      const Spread c = spread_of(t_copy), m = spread_of(t_mapped), p = spread_of(t_pageable);
-      md << "| " << e.name << " | " << r.name << " | " << spread_cell(c) << " | " << spread_cell(m)
-         << " | " << (c.median > 0 && m.median > 0 ? fmt("%.2fx", m.median / c.median) : "n/a")
-         << " | " << spread_cell(p) << " |\n";
+      const Spread c = rates_spread(t_copy), m = rates_spread(t_mapped),
+                   p = rates_spread(t_pageable);
+      md << "| " << e.name << " | " << r.name << " | " << spread_cell(c, "%.0f") << " | "
+         << spread_cell(m, "%.0f") << " | "
+         << (c.median > 0 && m.median > 0 ? fmt("%.2fx", m.median / c.median) : "n/a") << " | "
+         << spread_cell(p, "%.0f") << " |\n";
       fprintf(stderr, "%s %s done\n", e.name, r.name);
     }
   }

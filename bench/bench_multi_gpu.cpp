@@ -205,9 +205,7 @@ int main(int argc, char** argv) {
   int count = 0;
   if (!cuda_device_count(&count).is_ok())
     count = 0;
-  const time_t now = time(nullptr);
-  char date[32];
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  const std::string date = today_utc();
 
   const std::vector<ChainSpec> chains = {
       {"camera: cudagaussian ! cudaupscale x2 ! cudadeltaenc", "NV12", o.quick ? 640 : 1920,

@@ -1,5 +1,7 @@
 #include "bench_support.hpp"
 
+#include <ctime>
+
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
@@ -57,6 +59,30 @@ std::string fmt(const char* f, double v) {
   char b[64];
   snprintf(b, sizeof b, f, v);
   return b;
+}
+
+std::string today_utc() {
+  const time_t now = time(nullptr);
+  char date[32];
+  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  return date;
+}
+
+Spread spread_of(std::vector<double> v) {
+  Spread s;
+  if (v.empty())
+    return s;
+  std::sort(v.begin(), v.end());
+  s.median = v[v.size() / 2];
+  s.lo = v.front();
+  s.hi = v.back();
+  return s;
+}
+
+std::string spread_cell(const Spread& s, const char* f) {
+  if (s.median < 0)
+    return "n/a";
+  return fmt(f, s.median) + " (" + fmt(f, s.lo) + "–" + fmt(f, s.hi) + ")";
 }
 
 void fill(std::vector<uint8_t>& v) {

@@ -65,6 +65,16 @@ double median_ms(int reps, F fn) {
 std::string fmt(const char* f, double v);
 // A table cell: "n/a" for negative (not measured) values.
 std::string cell(double v, const char* f = "%.3f");
+// Today's date (UTC), "2026-11-26", for a report's "Measured ... on" line.
+std::string today_utc();
+
+// The median and range of repeated measurements (-1: none).
+struct Spread {
+  double median = -1, lo = -1, hi = -1;
+};
+Spread spread_of(std::vector<double> v);
+// "512 (498–530)": a median and its range; "n/a" when there is none.
+std::string spread_cell(const Spread& s, const char* f = "%.2f");
 // Deterministic noise.
 void fill(std::vector<uint8_t>& v);
 

@@ -74,7 +74,7 @@ using Options = BenchOptions;
 
 // ---- small statistics ----
 
-struct Spread {
+struct TimeSpread {
   double median = -1, lo = -1, hi = -1;  // lo/hi: min/max or percentiles, as made
   size_t n = 0;
 };
@@ -83,8 +83,8 @@ double pick(const std::vector<double>& sorted, double q) {
   return sorted[std::min(i, sorted.size() - 1)];
 }
 // Median and min-max.
-Spread min_max(std::vector<double> t) {
-  Spread s;
+TimeSpread min_max(std::vector<double> t) {
+  TimeSpread s;
   if (t.empty())
     return s;
   std::sort(t.begin(), t.end());
@@ -96,8 +96,8 @@ Spread min_max(std::vector<double> t) {
 }
 // Median and the 10th-90th percentiles (thousands of samples: the extremes
 // are the scheduler's, not the element's).
-Spread percentiles(std::vector<double> t) {
-  Spread s;
+TimeSpread percentiles(std::vector<double> t) {
+  TimeSpread s;
   if (t.empty())
     return s;
   std::sort(t.begin(), t.end());
@@ -107,7 +107,7 @@ Spread percentiles(std::vector<double> t) {
   s.n = t.size();
   return s;
 }
-std::string spread_cell(const Spread& s, const char* f = "%.1f") {
+std::string spread_cell(const TimeSpread& s, const char* f = "%.1f") {
   if (s.median < 0 && s.n == 0)
     return "n/a";
   return fmt(f, s.median) + " (" + fmt(f, s.lo) + "–" + fmt(f, s.hi) + ")";
@@ -583,9 +583,9 @@ struct OpCase {
 };
 
 struct OpTiming {
-  Spread gpu_us;         // per call, event to event, stream kept busy: median (min-max)
+  TimeSpread gpu_us;         // per call, event to event, stream kept busy: median (min-max)
   double gpu_mean_us = -1;
-  Spread host_us;        // the call itself on the host (submission): median (min-max)
+  TimeSpread host_us;        // the call itself on the host (submission): median (min-max)
   int calls = 0;
   bool starved = false;  // the GPU may have waited for the host in some batch
 };
@@ -686,7 +686,7 @@ struct OpRow {
   std::string res, format;
   OpCase c;
   OpTiming gpu;
-  Spread cpu_us;
+  TimeSpread cpu_us;
   std::string notes;
 };
 
@@ -855,9 +855,7 @@ int main(int argc, char** argv) {
 
   const DeviceFacts dev = measure_device();
   const Plan plan = plan_for(o);
-  const time_t now = time(nullptr);
-  char date[32];
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  const std::string date = today_utc();
 
   std::ostringstream head;
   head << "## cudatextoverlay\n\n";
@@ -1041,7 +1039,7 @@ int main(int argc, char** argv) {
   for (const ElementRow& row : rows) {
     const double chain = row.fps_median(kOursChain), id = row.fps_median(kIdentityChain);
     const double cpu = row.fps_median(kOursSysCpu), stock = row.fps_median(kStock);
-    const Spread added = min_max(row.added_us);
+    const TimeSpread added = min_max(row.added_us);
     std::string vs = cpu > 0 && stock > 0 ? fmt("%.2f", cpu / stock) : std::string("n/a");
     vs += " / " + (chain > 0 && stock > 0 ? fmt("%.2f", chain / stock) : std::string("n/a"));
     elem << "| " << row.res << " | " << row.format << " | " << row.case_name << " | " << fps_cell(chain)
@@ -1059,7 +1057,7 @@ int main(int argc, char** argv) {
       added_all = false;
     }
     auto pc = [&](int run) {
-      const Spread s = percentiles(row.chain_us[run]);
+      const TimeSpread s = percentiles(row.chain_us[run]);
       return s.n ? spread_cell(s, "%.1f") : std::string("n/a");
     };
     host << "| " << row.res << " | " << row.format << " | " << row.case_name << " | " << pc(kOursChain)

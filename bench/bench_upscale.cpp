@@ -197,9 +197,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   const DeviceFacts dev = measure_device();
-  const time_t now = time(nullptr);
-  char date[32];
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  const std::string date = today_utc();
   const std::vector<Case> cases = o.quick ? std::vector<Case>{kQuickCases[0]}
                                           : std::vector<Case>{kCases[0], kCases[1], kCases[2]};
 
