@@ -83,32 +83,18 @@ __global__ void __launch_bounds__(kThreads) histogram(HistArgs a, unsigned long 
   for (int y = blockIdx.y; y < a.height; y += gridDim.y) {
     const uint8_t* row = a.data + static_cast<size_t>(y) * a.pitch;
     int x0 = 0;  // the first pixel after the whole units
-    if (kUnits) {
-      using U = LaneUnit<C>;
-      const int units = a.width * C / U::kBytes;
-      for (int u = threadIdx.x; u < units; u += kThreads) {
-        uint4 q[U::kVectors];
-        load_unit<C>(row, u, q);
-        unsigned w[4 * U::kVectors];
+    if (kUnits)
+      x0 = for_each_unit<C>(row, a.width, threadIdx.x, kThreads, [&](const uint8_t*, auto& q) {
 #pragma unroll
-        for (int k = 0; k < U::kVectors; k++) {
-          w[4 * k] = q[k].x;
-          w[4 * k + 1] = q[k].y;
-          w[4 * k + 2] = q[k].z;
-          w[4 * k + 3] = q[k].w;
-        }
-#pragma unroll
-        for (int i = 0; i < U::kBytes / C; i++) {
+        for (int i = 0; i < LaneUnit<C>::kBytes / C; i++) {
           unsigned bytes[C];
 #pragma unroll
           for (int c = 0; c < C; c++)
-            bytes[c] = (w[(i * C + c) / 4] >> (8 * ((i * C + c) % 4))) & 0xffu;
+            bytes[c] = unit_byte(q, i * C + c);
           count_pixel<MODE>(h, pick(bytes, a.r), MODE == 0 ? 0 : pick(bytes, a.g),
                             MODE == 0 ? 0 : pick(bytes, a.b));
         }
-      }
-      x0 = units * U::kBytes / C;
-    }
+      });
     for (int x = x0 + threadIdx.x; x < a.width; x += kThreads) {
       const uint8_t* px = row + x * C;
       count_pixel<MODE>(h, px[a.r], MODE == 0 ? 0 : px[a.g], MODE == 0 ? 0 : px[a.b]);

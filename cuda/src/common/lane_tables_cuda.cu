@@ -29,27 +29,19 @@ __global__ void __launch_bounds__(kThreads) apply_tables(LanePlane p, const uint
   for (int y = blockIdx.y; y < p.height; y += gridDim.y) {
     uint8_t* row = p.data + static_cast<size_t>(y) * p.pitch;
     int x0 = 0;  // the first pixel after the whole units
-    if (kUnits) {
-      using U = LaneUnit<C>;
-      const int units = p.width * C / U::kBytes;
-      for (int u = threadIdx.x; u < units; u += kThreads) {
-        uint4* v = reinterpret_cast<uint4*>(row + static_cast<size_t>(u) * U::kBytes);
-        uint4 q[U::kVectors];
-        load_unit<C>(row, u, q);
+    if (kUnits)
+      x0 = for_each_unit<C>(row, p.width, threadIdx.x, kThreads, [&](uint8_t* at, auto& q) {
 #pragma unroll
-        for (int k = 0; k < U::kVectors; k++) {
-          unsigned w[4] = {q[k].x, q[k].y, q[k].z, q[k].w};
-#pragma unroll
-          for (int j = 0; j < 16; j++) {
-            const int table = p.table[(k * 16 + j) % C];
-            if (table >= 0)
-              set_unit_byte(w, j, t[table * 256 + unit_byte(w, j)]);
-          }
-          v[k] = make_uint4(w[0], w[1], w[2], w[3]);
+        for (int b = 0; b < LaneUnit<C>::kBytes; b++) {
+          const int table = p.table[b % C];
+          if (table >= 0)
+            set_unit_byte(q, b, t[table * 256 + unit_byte(q, b)]);
         }
-      }
-      x0 = units * U::kBytes / C;
-    }
+        uint4* v = reinterpret_cast<uint4*>(at);
+#pragma unroll
+        for (int k = 0; k < LaneUnit<C>::kVectors; k++)
+          v[k] = q[k];
+      });
     for (int x = x0 + threadIdx.x; x < p.width; x += kThreads)
 #pragma unroll
       for (int c = 0; c < C; c++)

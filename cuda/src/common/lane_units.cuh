@@ -27,24 +27,43 @@ inline bool rows_in_units(const void* data, size_t pitch) {
   return ((reinterpret_cast<uintptr_t>(data) | pitch) & 15) == 0;
 }
 
-// Unit `u` of a row, loaded whole (its vectors' loads issued together).
-template <int C>
-__device__ __forceinline__ void load_unit(const uint8_t* row, int u,
-                                          uint4 (&q)[LaneUnit<C>::kVectors]) {
-  const uint4* v = reinterpret_cast<const uint4*>(row + static_cast<size_t>(u) * LaneUnit<C>::kBytes);
+// Byte b (0 <= b < the unit's bytes; known once the loops are unrolled) of
+// a loaded unit, and its replacement.
+template <int N>
+__device__ __forceinline__ unsigned& unit_word(uint4 (&q)[N], int b) {
+  uint4& v = q[b / 16];
+  const int w = (b % 16) / 4;
+  return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
+}
+template <int N>
+__device__ __forceinline__ unsigned unit_byte(uint4 (&q)[N], int b) {
+  return (unit_word(q, b) >> (8 * (b % 4))) & 0xffu;
+}
+template <int N>
+__device__ __forceinline__ void set_unit_byte(uint4 (&q)[N], int b, unsigned value) {
+  const int shift = 8 * (b % 4);
+  unsigned& w = unit_word(q, b);
+  w = (w & ~(0xffu << shift)) | (value << shift);
+}
+
+// The whole units of a row of `width` pixels that thread `first` of
+// `stride` takes, each loaded (its vectors' loads issued together) and
+// handed to `f(unit_pointer, words)`; returns the first pixel after the
+// whole units, where the byte-by-byte part of the row starts.
+template <int C, class Byte, class F>
+__device__ __forceinline__ int for_each_unit(Byte* row, int width, int first, int stride, F f) {
+  constexpr int kVectors = LaneUnit<C>::kVectors, kBytes = LaneUnit<C>::kBytes;
+  const int units = width * C / kBytes;
+  for (int u = first; u < units; u += stride) {
+    Byte* at = row + static_cast<size_t>(u) * kBytes;
+    const uint4* v = reinterpret_cast<const uint4*>(at);
+    uint4 q[kVectors];
 #pragma unroll
-  for (int k = 0; k < LaneUnit<C>::kVectors; k++)
-    q[k] = v[k];
-}
-
-// Byte j (0..15) of a vector held as four words.
-__device__ __forceinline__ unsigned unit_byte(const unsigned (&w)[4], int j) {
-  return (w[j / 4] >> (8 * (j % 4))) & 0xffu;
-}
-
-__device__ __forceinline__ void set_unit_byte(unsigned (&w)[4], int j, unsigned v) {
-  const int shift = 8 * (j % 4);
-  w[j / 4] = (w[j / 4] & ~(0xffu << shift)) | (v << shift);
+    for (int k = 0; k < kVectors; k++)
+      q[k] = v[k];
+    f(at, q);
+  }
+  return units * kBytes / C;
 }
 
 }  // namespace cudafx

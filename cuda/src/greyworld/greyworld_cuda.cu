@@ -53,22 +53,12 @@ __global__ void __launch_bounds__(kThreads) sum_plane(PlaneArgs p, unsigned long
   for (int y = blockIdx.y; y < p.height; y += gridDim.y) {
     const uint8_t* row = p.data + static_cast<size_t>(y) * p.pitch;
     int x0 = 0;  // the first pixel after the whole units
-    if (kUnits) {
-      using U = LaneUnit<C>;
-      const int units = p.width * C / U::kBytes;
-      for (int u = threadIdx.x; u < units; u += kThreads) {
-        uint4 q[U::kVectors];
-        load_unit<C>(row, u, q);
+    if (kUnits)
+      x0 = for_each_unit<C>(row, p.width, threadIdx.x, kThreads, [&](const uint8_t*, auto& q) {
 #pragma unroll
-        for (int k = 0; k < U::kVectors; k++) {
-          const unsigned w[4] = {q[k].x, q[k].y, q[k].z, q[k].w};
-#pragma unroll
-          for (int j = 0; j < 16; j++)
-            acc[(k * 16 + j) % C] += unit_byte(w, j);
-        }
-      }
-      x0 = units * U::kBytes / C;
-    }
+        for (int b = 0; b < LaneUnit<C>::kBytes; b++)
+          acc[b % C] += unit_byte(q, b);
+      });
     for (int x = x0 + threadIdx.x; x < p.width; x += kThreads)
 #pragma unroll
       for (int c = 0; c < C; c++)
