@@ -18,14 +18,7 @@
 # not fetched: the example builds only where pkg-config finds it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
-command -v curl >/dev/null || {
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    curl ca-certificates >/dev/null
-}
+scripts/deps.sh   # curl too
 
 cache=$PWD/.gst-1.20
 root=$cache/root

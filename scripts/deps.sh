@@ -12,6 +12,7 @@ pkgs=(
   libgtest-dev libopencv-core-dev libopencv-imgproc-dev libzstd-dev zlib1g-dev
   libpango1.0-dev fonts-dejavu-core libgstrtspserver-1.0-dev
   clang libclang-rt-14-dev
+  curl ca-certificates
 )
 missing=()
 for p in "${pkgs[@]}"; do
