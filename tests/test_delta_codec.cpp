@@ -1,6 +1,8 @@
-// The delta codec's closed loop, packets and decoder state machine (CPU):
+// The delta codec's closed loop, packets and decoder state machine (CPU),
+// for format 3 (compression rans, zstd, none) and format 4 (predictive):
 // the error bound on every frame, exact round trips at threshold 0, and
-// validation of damaged, truncated, reordered and lost packets.
+// validation of damaged, truncated, reordered and lost packets. Format 4's
+// own stages are tested in test_delta_v4.cpp.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -47,6 +49,11 @@ Coded encode_clip(const std::vector<HostImage>& clip, int threshold, int key_eve
   return c;
 }
 
+const DeltaCompression kFormat3And4[] = {DeltaCompression::Rans, DeltaCompression::Predictive};
+const char* name_of(DeltaCompression c) {
+  return c == DeltaCompression::Predictive ? "predictive" : "rans";
+}
+
 const PixelFormat kFormats[] = {PixelFormat::RGBA, PixelFormat::BGRx, PixelFormat::RGB,
                                 PixelFormat::BGR, PixelFormat::GRAY8, PixelFormat::I420,
                                 PixelFormat::NV12, PixelFormat::ARGB, PixelFormat::Y444};
@@ -60,8 +67,8 @@ TEST_P(DeltaRoundTrip, ErrorWithinThresholdEveryFrame) {
   for (const auto& size : {std::pair<int, int>{173, 97}, {64, 16}, {1, 1}, {130, 33}}) {
     const ImageDesc desc{format, size.first, size.second};
     const auto clip = make_clip(desc, 12, 17 + threshold);
-    for (DeltaCompression comp :
-         {DeltaCompression::Rans, DeltaCompression::Zstd, DeltaCompression::None}) {
+    for (DeltaCompression comp : {DeltaCompression::Rans, DeltaCompression::Zstd,
+                                  DeltaCompression::None, DeltaCompression::Predictive}) {
       const Coded coded = encode_clip(clip, threshold, 0, comp);
       std::unique_ptr<DeltaDecoder> dec;
       ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
@@ -201,8 +208,10 @@ TEST(DeltaCodec, UnchangedFramesCostOnlyTheBitmap) {
   ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
   std::vector<uint8_t> pkt;
   DeltaEncodeStats st;
-  ASSERT_TRUE(enc->encode(f.view(), {}, &pkt, &st).is_ok());
-  ASSERT_TRUE(enc->encode(f.view(), {}, &pkt, &st).is_ok());
+  DeltaEncodeSettings rans;
+  rans.compression = DeltaCompression::Rans;
+  ASSERT_TRUE(enc->encode(f.view(), rans, &pkt, &st).is_ok());
+  ASSERT_TRUE(enc->encode(f.view(), rans, &pkt, &st).is_ok());
   EXPECT_FALSE(st.keyframe);
   EXPECT_EQ(st.changed_bytes, 0u);
   EXPECT_EQ(st.raw_bytes, enc->layout().bitmap_bytes);
@@ -215,7 +224,9 @@ TEST(DeltaCodec, UnchangedFramesCostOnlyTheBitmap) {
 TEST(DeltaCodec, KeyframeOnDemandResynchronises) {
   const ImageDesc desc{PixelFormat::RGBA, 96, 40};
   const auto clip = make_clip(desc, 10, 5);
-  const Coded coded = encode_clip(clip, 4, 4);
+  for (DeltaCompression comp : kFormat3And4) {
+  SCOPED_TRACE(name_of(comp));
+  const Coded coded = encode_clip(clip, 4, 4, comp);
   std::unique_ptr<DeltaDecoder> dec;
   ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
   std::string err;
@@ -230,12 +241,15 @@ TEST(DeltaCodec, KeyframeOnDemandResynchronises) {
         << err;
     EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[n].view()), 4);
   }
+  }
 }
 
 TEST(DeltaCodec, LostPacketStopsDeltasUntilKeyframe) {
   const ImageDesc desc{PixelFormat::I420, 80, 48};
   const auto clip = make_clip(desc, 12, 9);
-  const Coded coded = encode_clip(clip, 0, 8);
+  for (DeltaCompression comp : kFormat3And4) {
+  SCOPED_TRACE(name_of(comp));
+  const Coded coded = encode_clip(clip, 0, 8, comp);
   std::unique_ptr<DeltaDecoder> dec;
   ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
   std::string err;
@@ -254,12 +268,15 @@ TEST(DeltaCodec, LostPacketStopsDeltasUntilKeyframe) {
               DeltaDecodeResult::Frame);
     EXPECT_TRUE(testing_support::bytes_equal(dec->reconstruction(), clip[n].view()));
   }
+  }
 }
 
 TEST(DeltaCodec, DamagedPacketsAreRejectedWithReasons) {
   const ImageDesc desc{PixelFormat::RGB, 70, 35};
   const auto clip = make_clip(desc, 3, 11);
-  const Coded coded = encode_clip(clip, 0, 0);
+  for (DeltaCompression comp : kFormat3And4) {
+  SCOPED_TRACE(name_of(comp));
+  const Coded coded = encode_clip(clip, 0, 0, comp);
   auto decode_first_then = [&](std::vector<uint8_t> pkt) {
     std::unique_ptr<DeltaDecoder> dec;
     EXPECT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
@@ -280,10 +297,11 @@ TEST(DeltaCodec, DamagedPacketsAreRejectedWithReasons) {
   std::vector<uint8_t> q = p;
   q[0] = 'X';
   EXPECT_EQ(decode_first_then(q), "delta packet: bad magic");
-  q = p;
-  q[4] = kDeltaVersion - 1;
-  EXPECT_EQ(decode_first_then(q),
-            "delta packet: unsupported version " + std::to_string(kDeltaVersion - 1));
+  for (uint8_t version : {2, 5}) {
+    q = p;
+    q[4] = version;
+    EXPECT_EQ(decode_first_then(q), "delta packet: unsupported version " + std::to_string(version));
+  }
   q = p;
   q[10] ^= 1;
   EXPECT_EQ(decode_first_then(q), "delta packet: header checksum mismatch");
@@ -296,6 +314,7 @@ TEST(DeltaCodec, DamagedPacketsAreRejectedWithReasons) {
   q = p;
   q.push_back(0);
   EXPECT_EQ(decode_first_then(q).rfind("delta packet: payload size", 0), 0u);
+  }
 }
 
 TEST(DeltaCodec, StreamOfAnotherFormatIsRejected) {
@@ -314,7 +333,9 @@ TEST(DeltaCodec, StreamOfAnotherFormatIsRejected) {
 TEST(DeltaCodec, SurvivesRandomDamage) {
   const ImageDesc desc{PixelFormat::NV12, 66, 34};
   const auto clip = make_clip(desc, 6, 21);
-  const Coded coded = encode_clip(clip, 2, 3);
+  for (DeltaCompression comp : kFormat3And4) {
+  SCOPED_TRACE(name_of(comp));
+  const Coded coded = encode_clip(clip, 2, 3, comp);
   std::mt19937 rng(99);
   std::unique_ptr<DeltaDecoder> dec;
   ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
@@ -344,6 +365,7 @@ TEST(DeltaCodec, SurvivesRandomDamage) {
     }
   }
   EXPECT_GT(frames, 0);
+  }
 }
 
 // Real footage: a static surveillance camera (../shared/testdata/vtest.avi).
@@ -358,8 +380,9 @@ TEST(DeltaCodec, RealFootageStaysWithinThreshold) {
       << "(decoding vtest.avi needs gstreamer1.0-libav for avdec_msmpeg4)";
   ASSERT_EQ(clip.size(), 40u);
   for (int threshold : {0, 10}) {
-    size_t bytes[2] = {0, 0};
-    for (DeltaCompression comp : {DeltaCompression::Rans, DeltaCompression::Zstd}) {
+    size_t bytes[4] = {0, 0, 0, 0};
+    for (DeltaCompression comp :
+         {DeltaCompression::Rans, DeltaCompression::Zstd, DeltaCompression::Predictive}) {
       const Coded coded = encode_clip(clip, threshold, 0, comp);
       std::unique_ptr<DeltaDecoder> dec;
       ASSERT_TRUE(DeltaDecoder::create(clip[0].desc(), &dec).is_ok());
@@ -369,17 +392,20 @@ TEST(DeltaCodec, RealFootageStaysWithinThreshold) {
             << err;
         EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[n].view()),
                   threshold);
-        bytes[comp == DeltaCompression::Zstd] += coded.packets[n].size();
+        bytes[static_cast<int>(comp) - 1] += coded.packets[n].size();
       }
     }
     const double raw = static_cast<double>(clip[0].view().plane(0).width) *
                        clip[0].view().plane(0).height * 1.5 * clip.size();
     // Information for the reader; the benchmark measures the whole clip.
-    std::printf("vtest.avi, %zu frames, T=%d: rans %.1fx, zstd %.1fx smaller than raw I420\n",
-                clip.size(), threshold, raw / bytes[0], raw / bytes[1]);
-    EXPECT_GT(raw / bytes[0], threshold == 0 ? 2.0 : 5.0);
+    const size_t zstd = bytes[0], rans = bytes[1], predictive = bytes[2];
+    std::printf("vtest.avi, %zu frames, T=%d: predictive %.1fx, rans %.1fx, zstd %.1fx smaller "
+                "than raw I420\n",
+                clip.size(), threshold, raw / predictive, raw / rans, raw / zstd);
+    EXPECT_GT(raw / rans, threshold == 0 ? 2.0 : 5.0);
     // The context models must earn their keep on real footage.
-    EXPECT_LT(bytes[0], bytes[1]);
+    EXPECT_LT(rans, zstd);
+    EXPECT_LT(predictive, zstd);
   }
 }
 
@@ -409,8 +435,8 @@ TEST(DeltaRans, LargeFramesRoundTripInSlices) {
   }
 }
 
-// The encoder may change its entropy stage (and threshold) on any frame: the
-// models learn only from rans frames, on both sides alike.
+// The encoder may change its entropy stage, format 3 or 4 (and threshold),
+// on any frame: the models learn only from rans frames, on both sides alike.
 // Slices as docs/delta-format.md counts them: per plane, one per 128 KiB
 // of the plane (rounded up), at most its share of 16 by size (rounded
 // down), at least one.
@@ -438,10 +464,11 @@ TEST(DeltaRans, CompressionMayChangeEveryFrame) {
   ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
   ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
   const DeltaCompression order[] = {DeltaCompression::Rans, DeltaCompression::Zstd,
-                                    DeltaCompression::Rans, DeltaCompression::None};
+                                    DeltaCompression::Predictive, DeltaCompression::Rans,
+                                    DeltaCompression::None, DeltaCompression::Predictive};
   for (size_t n = 0; n < clip.size(); n++) {
     DeltaEncodeSettings s;
-    s.compression = order[n % 4];
+    s.compression = order[n % 6];
     s.threshold = static_cast<int>(n % 3) * 2;
     std::vector<uint8_t> pkt;
     ASSERT_TRUE(enc->encode(clip[n].view(), s, &pkt).is_ok());
@@ -519,6 +546,8 @@ TEST_P(DeltaCudaEncoder, PacketsEqualTheCpuEncoders) {
       DeltaEncodeSettings settings;
       settings.threshold = threshold;
       settings.force_keyframe = n == 5;
+      // Format 4 and 3 in turns (a keyframe at 5 either way).
+      settings.compression = (n / 3) % 2 ? DeltaCompression::Rans : DeltaCompression::Predictive;
       std::vector<uint8_t> a, b;
       ASSERT_TRUE(cpu->encode(clip[n].view(), settings, &a).is_ok());
       ASSERT_TRUE(dev.upload(clip[n].view(), stream.get()).is_ok());
@@ -550,7 +579,9 @@ TEST_P(DeltaCudaDecoder, SameVerdictsAndFramesAsTheCpuDecoder) {
   for (const auto& size : {std::pair<int, int>{173, 97}, {1, 1}, {333, 211}}) {
     const ImageDesc desc{format, size.first, size.second};
     const auto clip = make_clip(desc, 16, 41 + threshold);
-    const Coded coded = encode_clip(clip, threshold, 6);
+    for (DeltaCompression comp : kFormat3And4) {
+    SCOPED_TRACE(name_of(comp));
+    const Coded coded = encode_clip(clip, threshold, 6, comp);
     std::vector<std::vector<uint8_t>> stream_packets;
     stream_packets.push_back(coded.packets[1]);  // a delta before any keyframe
     for (size_t n = 0; n < coded.packets.size(); n++) {
@@ -589,6 +620,7 @@ TEST_P(DeltaCudaDecoder, SameVerdictsAndFramesAsTheCpuDecoder) {
     // Keyframes at 0, 6, 12: frames 0-2 (3 lost, 4-5 wait), 6-7 (8 truncated,
     // 9-11 wait), 12-13 (14 damaged, 15 waits).
     EXPECT_EQ(frames, 7);
+    }
   }
 }
 

@@ -27,11 +27,16 @@ namespace cudafx {
 
 constexpr int kDeltaTileW = 64;  // bytes
 constexpr int kDeltaTileH = 16;  // rows
-constexpr int kDeltaVersion = 3;
+// Packets of format 4 (predicted tiles, per-frame entropy tables) are what
+// DeltaCompression::Predictive writes; the other compressions write format 3.
+// Decoders take both.
+constexpr int kDeltaVersion = 4;
+constexpr int kDeltaVersion3 = 3;
 constexpr size_t kDeltaHeaderSize = 48;
 
 struct DeltaPlaneLayout {
   int row_bytes = 0, height = 0;
+  int pixel_bytes = 1;  // bytes of one pixel of the plane (4 for RGBA, 2 for NV12's UV)
   int tiles_x = 0, tiles_y = 0;
   size_t tile_count() const { return static_cast<size_t>(tiles_x) * tiles_y; }
   size_t bitmap_bytes() const { return (tile_count() + 7) / 8; }
@@ -48,6 +53,8 @@ struct DeltaLayout {
   DeltaPlaneLayout planes[kMaxPlanes];
   size_t frame_bytes = 0;   // all planes, rows tight
   size_t bitmap_bytes = 0;  // all planes
+  size_t plane_offset[kMaxPlanes] = {};  // where each plane starts in a tight frame
+  size_t first_tile[kMaxPlanes] = {};    // number of each plane's first tile among all
   // Largest raw (uncompressed) payload: a delta frame with every tile set.
   size_t max_raw_bytes() const { return bitmap_bytes + frame_bytes; }
   size_t tile_count() const {  // all planes
@@ -115,19 +122,28 @@ void delta_apply_cpu(const DeltaLayout& layout, const uint8_t* raw, size_t size,
 
 // -- packets --
 
-// Rans: delta frames through DeltaEntropyCoder (stateful from keyframe to
-// keyframe), keyframes through zstd.
-enum class DeltaCompression { None = 0, Zstd = 1, Rans = 2 };
+// Format 3: None, Zstd, Rans (delta frames through DeltaEntropyCoder, stateful
+// from keyframe to keyframe; keyframes through zstd). Format 4: Predictive
+// (delta_tiles.hpp, delta_tile_entropy.hpp: every frame, keyframes
+// included, predicted per tile, quantised within the threshold and coded
+// with tables of its own).
+enum class DeltaCompression { None = 0, Zstd = 1, Rans = 2, Predictive = 3 };
+inline int delta_format_version(DeltaCompression c) {
+  return c == DeltaCompression::Predictive ? kDeltaVersion : kDeltaVersion3;
+}
 
 class DeltaEntropyCoder;
+class DeltaTileEntropy;
 
 struct DeltaPacketInfo {
+  int version = kDeltaVersion3;  // read_delta_header: the packet's; writing: from `compression`
   bool keyframe = false;
   DeltaCompression compression = DeltaCompression::None;
   uint32_t counter = 0;     // frame number in the stream, +1 a frame
   uint8_t threshold = 0;
   uint64_t recon_checksum = 0;  // delta_checksum of the reconstruction
-  uint32_t raw_size = 0;        // read_delta_header: the payload before compression
+  uint32_t raw_size = 0;  // read_delta_header: the payload before compression (format 4:
+                          // the number of symbols coded)
 };
 
 // Header + (compressed) payload. `entropy` is the stream's coder, needed
@@ -149,6 +165,18 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
 Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t size,
                           const DeltaPacketInfo& info, DeltaEntropyCoder* entropy, uint8_t* raw);
 
+// Format 4: a packet from the modes and symbols of a frame (delta_tiles.hpp;
+// `coded` symbols in the tiles not skipped), and step 2 for a format-4
+// packet whose header passed: its modes and symbols.
+Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info,
+                             const uint8_t* symbols, const uint8_t* modes, size_t coded,
+                             DeltaTileEntropy* entropy, std::vector<uint8_t>* packet);
+// *quantiser receives the quantiser the frame was coded with (its first
+// payload byte, at most the header's threshold).
+Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, size_t size,
+                             const DeltaPacketInfo& info, DeltaTileEntropy* entropy,
+                             uint8_t* symbols, uint8_t* modes, int* quantiser);
+
 // -- streams --
 
 struct DeltaEncodeSettings;
@@ -160,17 +188,23 @@ Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings&
                            const uint8_t* raw, size_t raw_size, size_t changed_bytes,
                            DeltaEntropyCoder* entropy, std::vector<uint8_t>* packet,
                            DeltaEncodeStats* stats);
+// The same for format 4, from the frame's modes and symbols.
+Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettings& settings,
+                              bool keyframe, uint32_t counter, uint64_t recon_checksum,
+                              const uint8_t* symbols, const uint8_t* modes, size_t coded,
+                              DeltaTileEntropy* entropy, std::vector<uint8_t>* packet,
+                              DeltaEncodeStats* stats);
 
 struct DeltaEncodeSettings {
   int threshold = 0;  // 0..255
   bool force_keyframe = false;
-  DeltaCompression compression = DeltaCompression::Rans;
+  DeltaCompression compression = DeltaCompression::Predictive;
   int zstd_level = 3;  // zstd, and keyframes with rans
 };
 
 struct DeltaEncodeStats {
   bool keyframe = false;
-  size_t changed_bytes = 0;  // bytes sent as residuals (delta frames)
+  size_t changed_bytes = 0;  // bytes sent as residuals (format 4: in the tiles not skipped)
   size_t raw_bytes = 0, packet_bytes = 0;
 };
 
@@ -192,6 +226,8 @@ class DeltaEncoder {
   std::vector<uint8_t> raw_;
   std::unique_ptr<DeltaEntropyCoder> entropy_;
   DeltaScratch scratch_;
+  std::vector<uint8_t> symbols_, modes_;  // format 4
+  std::unique_ptr<DeltaTileEntropy> tiles_;
   uint32_t counter_ = 0;
   bool have_ref_ = false;
 };
@@ -224,12 +260,16 @@ class DeltaEncoderCuda {
   const ImageView& reference() const { return ref_; }  // device memory
 
  private:
+  Status encode_tiles(const ImageView& cur, const DeltaEncodeSettings& settings, bool keyframe,
+                      StreamHandle stream, std::vector<uint8_t>* packet, DeltaEncodeStats* stats);
+
   DeltaLayout layout_;
   DeviceBuffer ref_mem_, residual_dev_, changed_dev_, sum_dev_;
   PinnedBuffer residual_host_, changed_host_, sum_host_;
   ImageView ref_;
   std::vector<uint8_t> raw_;
   std::unique_ptr<DeltaEntropyCoder> entropy_;
+  std::unique_ptr<DeltaTileEntropy> tiles_;  // format 4: symbols in residual_*, modes in changed_*
   uint32_t counter_ = 0;
   bool have_ref_ = false;
 };
@@ -261,6 +301,9 @@ class DeltaDecoderBase {
   // Applies the raw payload (raw_size_ bytes at raw_, validated, of a
   // keyframe or not) to ref_ and returns the checksum of the result.
   virtual Status reconstruct(bool keyframe, uint64_t* checksum) = 0;
+  // Format 4: applies the modes and symbols at modes_ and symbols_, coded
+  // with `quantiser`.
+  virtual Status reconstruct_tiles(int quantiser, uint64_t* checksum) = 0;
   Status init(const ImageDesc& desc);
 
   DeltaLayout layout_;
@@ -271,6 +314,11 @@ class DeltaDecoderBase {
   uint8_t* raw_ = nullptr;
   size_t raw_size_ = 0;
   std::unique_ptr<DeltaEntropyCoder> entropy_;
+  // Format 4: where a packet's tile modes (tile_count()) and symbols
+  // (frame_bytes) are decoded; set by the backend's create().
+  uint8_t* modes_ = nullptr;
+  uint8_t* symbols_ = nullptr;
+  std::unique_ptr<DeltaTileEntropy> tiles_;
 
  private:
   DeltaPacketInfo info_;
@@ -285,9 +333,10 @@ class DeltaDecoder : public DeltaDecoderBase {
 
  protected:
   Status reconstruct(bool keyframe, uint64_t* checksum) override;
+  Status reconstruct_tiles(int quantiser, uint64_t* checksum) override;
 
  private:
-  std::vector<uint8_t> ref_storage_, raw_storage_;
+  std::vector<uint8_t> ref_storage_, raw_storage_, modes_storage_;
 };
 
 // Applies a validated raw payload to a device reconstruction on `stream`:
@@ -313,11 +362,12 @@ class DeltaDecoderCuda : public DeltaDecoderBase {
 
  protected:
   Status reconstruct(bool keyframe, uint64_t* checksum) override;
+  Status reconstruct_tiles(int quantiser, uint64_t* checksum) override;
 
  private:
   StreamHandle stream_ = nullptr;
-  DeviceBuffer ref_mem_, raw_dev_, offsets_dev_, sum_dev_;
-  PinnedBuffer raw_host_, offsets_host_, sum_host_;
+  DeviceBuffer ref_mem_, raw_dev_, offsets_dev_, sum_dev_, modes_dev_;
+  PinnedBuffer raw_host_, offsets_host_, sum_host_, modes_host_;
   size_t n_tiles_ = 0;
 };
 

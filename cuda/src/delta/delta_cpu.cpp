@@ -20,6 +20,9 @@ Status make_delta_layout(const ImageDesc& desc, DeltaLayout* out) {
     DeltaPlaneLayout& p = l.planes[i];
     p.row_bytes = plane_width(fi, i, desc.width) * fi.planes[i].channels;
     p.height = plane_height(fi, i, desc.height);
+    p.pixel_bytes = fi.planes[i].channels;
+    l.plane_offset[i] = l.frame_bytes;
+    l.first_tile[i] = i == 0 ? 0 : l.first_tile[i - 1] + l.planes[i - 1].tile_count();
     p.tiles_x = (p.row_bytes + kDeltaTileW - 1) / kDeltaTileW;
     p.tiles_y = (p.height + kDeltaTileH - 1) / kDeltaTileH;
     l.frame_bytes += static_cast<size_t>(p.row_bytes) * p.height;

@@ -1,5 +1,6 @@
 // The CUDA entry points of the delta codec in a build without CUDA.
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_tiles.hpp"
 
 namespace cudafx {
 namespace {
@@ -17,6 +18,15 @@ Status delta_checksum_cuda(const DeltaLayout&, const ImageView&, uint64_t*, Stre
 }
 Status delta_apply_cuda(const DeltaLayout&, const uint8_t*, bool, const uint32_t*,
                         const ImageView&, StreamHandle) {
+  return no_cuda();
+}
+
+Status delta_tiles_encode_cuda(const DeltaLayout&, const ImageView&, const ImageView&, int, bool,
+                               uint8_t*, uint8_t*, StreamHandle) {
+  return no_cuda();
+}
+Status delta_tiles_decode_cuda(const DeltaLayout&, const uint8_t*, const uint8_t*, int,
+                               const ImageView&, StreamHandle) {
   return no_cuda();
 }
 

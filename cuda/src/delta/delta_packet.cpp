@@ -9,6 +9,8 @@
 
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
+#include "cudafx/delta_predict_math.hpp"
+#include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/parallel.hpp"
 #include "delta/byte_order.hpp"
 
@@ -56,7 +58,69 @@ bool bitmap_padding_clear(const DeltaLayout& l, const uint8_t* bitmaps) {
   return true;
 }
 
+// The header of a packet whose payload (`payload` bytes) follows it in
+// `packet`.
+void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int version,
+                  DeltaCompression comp, size_t raw_size, std::vector<uint8_t>* packet) {
+  const size_t payload = packet->size() - kDeltaHeaderSize;
+  // Format 4 has one coding: its compression bits stay 0.
+  const uint8_t comp_bits = version == kDeltaVersion3 ? static_cast<uint8_t>(comp) : 0;
+  uint8_t* h = packet->data();
+  std::memcpy(h, kMagic, 4);
+  h[4] = static_cast<uint8_t>(version);
+  h[5] = static_cast<uint8_t>((info.keyframe ? kFlagKey : 0) | (comp_bits << kCompressionShift));
+  h[6] = static_cast<uint8_t>(layout.desc.format);
+  h[7] = info.threshold;
+  put32(h + 8, layout.desc.width);
+  put32(h + 12, layout.desc.height);
+  put32(h + 16, info.counter);
+  put32(h + 20, static_cast<uint32_t>(raw_size));
+  put32(h + 24, static_cast<uint32_t>(payload));
+  put32(h + 28, crc(h + kDeltaHeaderSize, payload));
+  put64(h + 32, info.recon_checksum);
+  put16(h + 40, kDeltaTileW);
+  put16(h + 42, kDeltaTileH);
+  put32(h + 44, crc(h, 44));
+}
+
 }  // namespace
+
+Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info,
+                             const uint8_t* symbols, const uint8_t* modes, size_t coded,
+                             DeltaTileEntropy* entropy, std::vector<uint8_t>* packet) {
+  if (!entropy)
+    return Status::invalid("delta packet: format 4 needs the stream's tile entropy coder");
+  if (coded > layout.frame_bytes || (info.keyframe && coded != layout.frame_bytes))
+    return Status::invalid("delta packet: symbol count impossible for these caps");
+  // The payload starts with the quantiser the symbols were made with.
+  packet->assign(kDeltaHeaderSize, 0);
+  const int quantiser = delta_quantiser_for(info.threshold);
+  packet->push_back(static_cast<uint8_t>(quantiser));
+  CUDAFX_TRY(entropy->encode(quantiser, info.keyframe, symbols, modes, packet));
+  if (packet->size() - kDeltaHeaderSize > 0xffffffffu)
+    return Status::invalid("delta packet: payload larger than the format allows");
+  write_header(layout, info, kDeltaVersion, DeltaCompression::Predictive, coded, packet);
+  return Status::ok();
+}
+
+Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, size_t size,
+                             const DeltaPacketInfo& info, DeltaTileEntropy* entropy,
+                             uint8_t* symbols, uint8_t* modes, int* quantiser) {
+  if (!entropy || info.version != kDeltaVersion)
+    return Status::invalid("delta packet: not a format 4 packet, or no tile entropy coder");
+  if (size == kDeltaHeaderSize)
+    return Status::invalid("delta packet: v4 payload: empty");
+  *quantiser = data[kDeltaHeaderSize];
+  if (*quantiser > info.threshold)
+    return Status::invalid("delta packet: v4 payload: quantiser " + std::to_string(*quantiser) +
+                           " above the threshold " + std::to_string(info.threshold));
+  const Status s = entropy->decode(*quantiser, info.keyframe, data + kDeltaHeaderSize + 1,
+                                   size - kDeltaHeaderSize - 1, info.raw_size, symbols, modes);
+  if (!s.is_ok())
+    return Status::invalid("delta packet: " + s.message());
+  (void)layout;  // read_delta_header checked the packet against it
+  return Status::ok();
+}
 
 Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info,
                           const uint8_t* raw, size_t raw_size, int zstd_level,
@@ -64,6 +128,8 @@ Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info
   if (raw_size > layout.max_raw_bytes() || raw_size > 0xffffffffu)
     return Status::invalid("delta packet: payload larger than the stream allows");
   DeltaCompression comp = info.compression;
+  if (comp == DeltaCompression::Predictive)
+    return Status::invalid("delta packet: format 4 is written by write_delta_packet_v4");
   if (comp == DeltaCompression::Rans && !entropy)
     return Status::invalid("delta packet: rans needs the stream's entropy coder");
   if (info.keyframe) {
@@ -73,10 +139,8 @@ Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info
       comp = DeltaCompression::Zstd;
   }
   packet->resize(kDeltaHeaderSize);
-  size_t payload = raw_size;
   if (comp == DeltaCompression::Rans) {
     CUDAFX_TRY(entropy->encode(raw, raw_size, info.threshold, packet));
-    payload = packet->size() - kDeltaHeaderSize;
   } else if (comp == DeltaCompression::Zstd) {
     packet->resize(kDeltaHeaderSize + ZSTD_compressBound(raw_size));
     ZSTD_CCtx* c = zstd().c.get();
@@ -96,28 +160,11 @@ Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info
     if (ZSTD_isError(n))
       return Status::error(StatusCode::Internal,
                            std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
-    payload = n;
     packet->resize(kDeltaHeaderSize + n);
   } else {
     packet->insert(packet->end(), raw, raw + raw_size);
   }
-  uint8_t* h = packet->data();
-  std::memcpy(h, kMagic, 4);
-  h[4] = kDeltaVersion;
-  h[5] = static_cast<uint8_t>((info.keyframe ? kFlagKey : 0) |
-                              (static_cast<uint8_t>(comp) << kCompressionShift));
-  h[6] = static_cast<uint8_t>(layout.desc.format);
-  h[7] = info.threshold;
-  put32(h + 8, layout.desc.width);
-  put32(h + 12, layout.desc.height);
-  put32(h + 16, info.counter);
-  put32(h + 20, static_cast<uint32_t>(raw_size));
-  put32(h + 24, static_cast<uint32_t>(payload));
-  put32(h + 28, crc(h + kDeltaHeaderSize, payload));
-  put64(h + 32, info.recon_checksum);
-  put16(h + 40, kDeltaTileW);
-  put16(h + 42, kDeltaTileH);
-  put32(h + 44, crc(h, 44));
+  write_header(layout, info, kDeltaVersion3, comp, raw_size, packet);
   return Status::ok();
 }
 
@@ -129,15 +176,18 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
   const uint8_t* h = data;
   if (std::memcmp(h, kMagic, 4) != 0)
     return bad("bad magic");
-  if (h[4] != kDeltaVersion)
+  const int version = h[4];
+  if (version != kDeltaVersion && version != kDeltaVersion3)
     return bad("unsupported version " + std::to_string(h[4]));
   if (get32(h + 44) != crc(h, 44))
     return bad("header checksum mismatch");
   if (h[5] & ~kKnownFlags)
     return bad("unknown flags");
   const uint8_t comp = (h[5] & kCompressionMask) >> kCompressionShift;
-  if (comp > static_cast<uint8_t>(DeltaCompression::Rans))
+  if (version == kDeltaVersion3 && comp > static_cast<uint8_t>(DeltaCompression::Rans))
     return bad("unknown compression " + std::to_string(comp));
+  if (version == kDeltaVersion && comp != 0)
+    return bad("format 4 packet with compression bits set");
   if (h[6] != static_cast<uint8_t>(layout.desc.format) ||
       get32(h + 8) != static_cast<uint32_t>(layout.desc.width) ||
       get32(h + 12) != static_cast<uint32_t>(layout.desc.height))
@@ -149,15 +199,19 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
   if (payload != size - kDeltaHeaderSize)
     return bad("payload size " + std::to_string(payload) + " but " +
                std::to_string(size - kDeltaHeaderSize) + " bytes follow the header");
-  if (key ? raw_size != layout.frame_bytes
-          : (raw_size < layout.bitmap_bytes || raw_size > layout.max_raw_bytes()))
+  if (version == kDeltaVersion
+          ? (key ? raw_size != layout.frame_bytes : raw_size > layout.frame_bytes)
+          : (key ? raw_size != layout.frame_bytes
+                 : (raw_size < layout.bitmap_bytes || raw_size > layout.max_raw_bytes())))
     return bad("raw size " + std::to_string(raw_size) + " impossible for these caps");
   if (comp == static_cast<uint8_t>(DeltaCompression::Rans) && key)
     return bad("a keyframe cannot be rans-coded");
   if (get32(h + 28) != crc(data + kDeltaHeaderSize, payload))
     return bad("payload checksum mismatch");
+  info->version = version;
   info->keyframe = key;
-  info->compression = static_cast<DeltaCompression>(comp);
+  info->compression =
+      version == kDeltaVersion ? DeltaCompression::Predictive : static_cast<DeltaCompression>(comp);
   info->threshold = h[7];
   info->counter = get32(h + 16);
   info->recon_checksum = get64(h + 32);

@@ -2,6 +2,8 @@
 // decoder's synchronisation state machine.
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
+#include "cudafx/delta_tile_entropy.hpp"
+#include "cudafx/delta_tiles.hpp"
 
 namespace cudafx {
 
@@ -13,24 +15,47 @@ Status make_reference(const ImageDesc& desc, std::vector<uint8_t>* storage, Imag
 }
 }  // namespace
 
-Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings& s, bool key,
-                           uint32_t counter, uint64_t recon_checksum, const uint8_t* raw,
-                           size_t raw_size, size_t changed,
-                           DeltaEntropyCoder* entropy, std::vector<uint8_t>* packet,
-                           DeltaEncodeStats* stats) {
+namespace {
+DeltaPacketInfo info_of(const DeltaEncodeSettings& s, bool key, uint32_t counter,
+                        uint64_t recon_checksum) {
   DeltaPacketInfo info;
+  info.version = delta_format_version(s.compression);
   info.keyframe = key;
   info.compression = s.compression;
   info.counter = counter;
   info.threshold = static_cast<uint8_t>(s.threshold);
   info.recon_checksum = recon_checksum;
-  CUDAFX_TRY(write_delta_packet(layout, info, raw, raw_size, s.zstd_level, entropy, packet));
+  return info;
+}
+void fill_stats(const DeltaLayout& layout, bool key, size_t changed, size_t raw_size,
+                size_t packet_bytes, DeltaEncodeStats* stats) {
   if (stats) {
     stats->keyframe = key;
     stats->changed_bytes = key ? layout.frame_bytes : changed;
     stats->raw_bytes = raw_size;
-    stats->packet_bytes = packet->size();
+    stats->packet_bytes = packet_bytes;
   }
+}
+}  // namespace
+
+Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings& s, bool key,
+                           uint32_t counter, uint64_t recon_checksum, const uint8_t* raw,
+                           size_t raw_size, size_t changed,
+                           DeltaEntropyCoder* entropy, std::vector<uint8_t>* packet,
+                           DeltaEncodeStats* stats) {
+  CUDAFX_TRY(write_delta_packet(layout, info_of(s, key, counter, recon_checksum), raw, raw_size,
+                                s.zstd_level, entropy, packet));
+  fill_stats(layout, key, changed, raw_size, packet->size(), stats);
+  return Status::ok();
+}
+
+Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettings& s, bool key,
+                              uint32_t counter, uint64_t recon_checksum, const uint8_t* symbols,
+                              const uint8_t* modes, size_t coded, DeltaTileEntropy* entropy,
+                              std::vector<uint8_t>* packet, DeltaEncodeStats* stats) {
+  CUDAFX_TRY(write_delta_packet_v4(layout, info_of(s, key, counter, recon_checksum), symbols,
+                                   modes, coded, entropy, packet));
+  fill_stats(layout, key, coded, coded, packet->size(), stats);
   return Status::ok();
 }
 
@@ -40,6 +65,9 @@ Status DeltaEncoder::create(const ImageDesc& desc, std::unique_ptr<DeltaEncoder>
   CUDAFX_TRY(make_reference(desc, &e->ref_storage_, &e->ref_));
   e->raw_.reserve(e->layout_.max_raw_bytes());
   CUDAFX_TRY(DeltaEntropyCoder::create(e->layout_, &e->entropy_));
+  CUDAFX_TRY(DeltaTileEntropy::create(e->layout_, &e->tiles_));
+  e->symbols_.resize(e->layout_.frame_bytes);
+  e->modes_.resize(e->layout_.tile_count());
   *out = std::move(e);
   return Status::ok();
 }
@@ -52,6 +80,18 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
   if (s.threshold < 0 || s.threshold > 255)
     return Status::invalid("delta encoder: threshold must be 0..255");
   const bool key = s.force_keyframe || !have_ref_;
+  if (s.compression == DeltaCompression::Predictive) {
+    if (key)
+      entropy_->reset();  // a format-3 delta frame may follow
+    const size_t coded = delta_tiles_encode_cpu(layout_, cur, ref_, s.threshold, key,
+                                                symbols_.data(), modes_.data());
+    CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_, delta_checksum(layout_, ref_),
+                                      symbols_.data(), modes_.data(), coded, tiles_.get(), packet,
+                                      stats));
+    have_ref_ = true;
+    counter_++;
+    return Status::ok();
+  }
   size_t changed = 0;
   delta_encode_cpu(layout_, cur, ref_, s.threshold, key, &scratch_, &raw_, &changed);
   CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_, delta_checksum(layout_, ref_),
@@ -63,6 +103,7 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
 
 Status DeltaDecoderBase::init(const ImageDesc& desc) {
   CUDAFX_TRY(make_delta_layout(desc, &layout_));
+  CUDAFX_TRY(DeltaTileEntropy::create(layout_, &tiles_));
   return DeltaEntropyCoder::create(layout_, &entropy_);
 }
 
@@ -93,16 +134,23 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
       return DeltaDecodeResult::NeedKeyframe;
     }
   }
-  const Status p = read_delta_payload(layout_, data, size, info, entropy_.get(), raw_);
+  const bool v4 = info.version == kDeltaVersion;
+  int quantiser = 0;
+  const Status p = v4 ? read_delta_payload_v4(layout_, data, size, info, tiles_.get(), symbols_,
+                                              modes_, &quantiser)
+                      : read_delta_payload(layout_, data, size, info, entropy_.get(), raw_);
   if (!p.is_ok()) {
     synced_ = false;
     if (error)
       *error = p.message();
     return DeltaDecodeResult::Corrupt;
   }
+  if (v4 && info.keyframe)
+    entropy_->reset();  // as the encoder does: a format-3 delta frame may follow
   raw_size_ = info.raw_size;
   uint64_t checksum = 0;
-  const Status r = reconstruct(info.keyframe, &checksum);
+  const Status r = v4 ? reconstruct_tiles(quantiser, &checksum)
+                      : reconstruct(info.keyframe, &checksum);
   if (!r.is_ok()) {
     synced_ = false;
     if (error)
@@ -127,7 +175,16 @@ Status DeltaDecoder::create(const ImageDesc& desc, std::unique_ptr<DeltaDecoder>
   CUDAFX_TRY(make_reference(desc, &d->ref_storage_, &d->ref_));
   d->raw_storage_.resize(d->layout_.max_raw_bytes());
   d->raw_ = d->raw_storage_.data();
+  d->symbols_ = d->raw_;  // a packet is either format: they share the room
+  d->modes_storage_.resize(d->layout_.tile_count());
+  d->modes_ = d->modes_storage_.data();
   *out = std::move(d);
+  return Status::ok();
+}
+
+Status DeltaDecoder::reconstruct_tiles(int quantiser, uint64_t* checksum) {
+  delta_tiles_decode_cpu(layout_, symbols_, modes_, quantiser, ref_);
+  *checksum = delta_checksum(layout_, ref_);
   return Status::ok();
 }
 

@@ -5,6 +5,8 @@
 
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
+#include "cudafx/delta_tile_entropy.hpp"
+#include "cudafx/delta_tiles.hpp"
 
 namespace cudafx {
 
@@ -25,6 +27,7 @@ Status DeltaEncoderCuda::create(const ImageDesc& desc, std::unique_ptr<DeltaEnco
   e->ref_ = packed_view(desc, e->ref_mem_.bytes(), 256);
   e->raw_.reserve(e->layout_.max_raw_bytes());
   CUDAFX_TRY(DeltaEntropyCoder::create(e->layout_, &e->entropy_));
+  CUDAFX_TRY(DeltaTileEntropy::create(e->layout_, &e->tiles_));
   *out = std::move(e);
   return Status::ok();
 }
@@ -38,6 +41,8 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
   if (s.threshold < 0 || s.threshold > 255)
     return Status::invalid("delta encoder: threshold must be 0..255");
   const bool key = s.force_keyframe || !have_ref_;
+  if (s.compression == DeltaCompression::Predictive)
+    return encode_tiles(cur, s, key, stream, packet, stats);
   // The payload source on the host: the tight frame (keyframe) or the
   // residuals (delta frame), both in residual_host_.
   const ImageView tight = packed_view(layout_.desc, residual_host_.bytes());
@@ -73,6 +78,33 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
   return Status::ok();
 }
 
+// Format 4: modes and symbols are made on the device and come back to
+// pinned memory (in the buffers format 3 uses for tile flags and
+// residuals), where the entropy stage codes them as on the CPU.
+Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSettings& s, bool key,
+                                      StreamHandle stream, std::vector<uint8_t>* packet,
+                                      DeltaEncodeStats* stats) {
+  CUDAFX_TRY(delta_tiles_encode_cuda(layout_, cur, ref_, s.threshold, key, residual_dev_.bytes(),
+                                     changed_dev_.bytes(), stream));
+  CUDAFX_TRY(copy_bytes_async(residual_host_.get(), residual_dev_.get(), layout_.frame_bytes,
+                              stream));
+  CUDAFX_TRY(copy_bytes_async(changed_host_.get(), changed_dev_.get(), changed_dev_.size(), stream));
+  CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream));
+  CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream));
+  CUDAFX_TRY(synchronize_stream(stream));
+  if (key)
+    entropy_->reset();  // a format-3 delta frame may follow
+  const uint8_t* modes = changed_host_.bytes();
+  CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_,
+                                    *static_cast<const uint64_t*>(sum_host_.get()),
+                                    residual_host_.bytes(), modes,
+                                    delta_coded_symbols(layout_, modes), tiles_.get(), packet,
+                                    stats));
+  have_ref_ = true;
+  counter_++;
+  return Status::ok();
+}
+
 Status DeltaDecoderCuda::create(const ImageDesc& desc, StreamHandle stream,
                                 std::unique_ptr<DeltaDecoderCuda>* out) {
   if (!cuda_built())
@@ -91,6 +123,10 @@ Status DeltaDecoderCuda::create(const ImageDesc& desc, StreamHandle stream,
   d->raw_ = d->raw_host_.bytes();  // packets are decompressed straight into pinned memory
   CUDAFX_TRY(d->offsets_host_.allocate(d->n_tiles_ * sizeof(uint32_t)));
   CUDAFX_TRY(d->sum_host_.allocate(sizeof(uint64_t)));
+  CUDAFX_TRY(d->modes_dev_.allocate(d->n_tiles_));
+  CUDAFX_TRY(d->modes_host_.allocate(d->n_tiles_));
+  d->symbols_ = d->raw_;  // a packet is either format: they share the room
+  d->modes_ = d->modes_host_.bytes();
   // Before the first keyframe the reconstruction is defined (zero), as on
   // the CPU.
   CUDAFX_TRY(fill_bytes_async(d->ref_mem_.get(), 0, ref_bytes, stream));
@@ -121,6 +157,25 @@ Status DeltaDecoderCuda::reconstruct(bool keyframe, uint64_t* checksum) {
   }
   CUDAFX_TRY(delta_apply_cuda(layout_, raw_dev_.bytes(), keyframe,
                               static_cast<const uint32_t*>(offsets_dev_.get()), ref_, stream_));
+  CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream_));
+  CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream_));
+  CUDAFX_TRY(synchronize_stream(stream_));
+  *checksum = *static_cast<const uint64_t*>(sum_host_.get());
+  return Status::ok();
+}
+
+}  // namespace cudafx
+
+namespace cudafx {
+
+// Format 4: the decoded modes and symbols go up from pinned memory (every
+// packet synchronises, so the last upload has finished) and are applied on
+// the device.
+Status DeltaDecoderCuda::reconstruct_tiles(int quantiser, uint64_t* checksum) {
+  CUDAFX_TRY(copy_bytes_async(raw_dev_.get(), symbols_, layout_.frame_bytes, stream_));
+  CUDAFX_TRY(copy_bytes_async(modes_dev_.get(), modes_, n_tiles_, stream_));
+  CUDAFX_TRY(delta_tiles_decode_cuda(layout_, raw_dev_.bytes(), modes_dev_.bytes(), quantiser,
+                                     ref_, stream_));
   CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream_));
   CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream_));
   CUDAFX_TRY(synchronize_stream(stream_));

@@ -1,0 +1,183 @@
+// Per-byte math of the delta codec's format 4, shared by the CPU and CUDA
+// paths (integer arithmetic only: both give the same bytes). The format is
+// in docs/delta-format.md, "Version 4".
+//
+// Each tile is predicted (from the reference: temporal; from its own
+// reconstructed neighbours: spatial, LOCO-I's median edge detector) and the
+// prediction error quantised with JPEG-LS's near-lossless quantiser (ITU-T
+// T.87 A.4): step 2T+1, the quantised error reduced modulo RANGE so that
+// the alphabet has RANGE <= 256 symbols, and the reconstruction clamped to
+// 0..255. |source - reconstruction| <= T holds for every byte, whatever the
+// prediction, and T = 0 is lossless.
+#pragma once
+
+#include <cstdint>
+
+#include "cudafx/hd.hpp"
+
+namespace cudafx {
+
+// A tile's coding mode (format 4). Skip keeps the reference's bytes.
+enum DeltaTileMode : uint8_t {
+  kDeltaSkip = 0,
+  kDeltaTemporal = 1,
+  kDeltaSpatial = 2,
+  kDeltaModeCount = 3,
+};
+
+// The quantiser of one threshold T: step 2T+1 and the alphabet size RANGE
+// = floor((255 + 2T) / step) + 1 (256 at T = 0, 86 at T = 1, 2 at T = 255).
+struct NearLossless {
+  int t = 0, step = 1, range = 256;
+  CUDAFX_HD explicit NearLossless(int threshold)
+      : t(threshold), step(2 * threshold + 1), range((255 + 2 * threshold) / (2 * threshold + 1) + 1) {}
+
+  // The quantised error of `err` = source - prediction, reduced into
+  // [-range/2, (range+1)/2 - 1].
+  CUDAFX_HD int quantise(int err) const {
+    int k = err > 0 ? (err + t) / step : -((t - err) / step);
+    if (k < 0)
+      k += range;
+    if (k >= (range + 1) / 2)
+      k -= range;
+    return k;
+  }
+  // The byte the decoder rebuilds from a prediction and a quantised error:
+  // pred + k * step, brought back into [-T, 255 + T] by one RANGE * step
+  // (which is > 255 + 2T, so the unreduced value is found) and clamped.
+  CUDAFX_HD int reconstruct(int pred, int k) const { return reconstruct_offset(pred, k * step); }
+  // The same from k * step (which a CPU encoder tabulates per error).
+  CUDAFX_HD int reconstruct_offset(int pred, int offset) const {
+    int r = pred + offset;
+    if (r < -t)
+      r += range * step;
+    else if (r > 255 + t)
+      r -= range * step;
+    return r < 0 ? 0 : (r > 255 ? 255 : r);
+  }
+};
+
+// The encoder's quantiser for an error bound T: a dead zone of T (an error
+// within T is sent as 0: the prediction stands) around the near-lossless
+// quantiser of Q = T / 2, whose finer steps leave the bytes it does send
+// within T/2, so that noise crosses the bound again less often (vtest.avi at
+// T = 10: 1.4x smaller streams than Q = T; docs/delta-format.md). Every
+// byte ends within T; the decoder needs Q only.
+CUDAFX_HD int delta_quantiser_for(int bound) { return bound / 2; }
+
+struct DeltaEncoderQuantiser {
+  NearLossless nl;
+  int bound;
+  CUDAFX_HD explicit DeltaEncoderQuantiser(int b) : nl(delta_quantiser_for(b)), bound(b) {}
+  CUDAFX_HD int quantise(int err) const {
+    return (err <= bound && err >= -bound) ? 0 : nl.quantise(err);
+  }
+};
+
+// The symbol of a quantised error: 0, -1, 1, -2, 2, ... as 0, 1, 2, 3, 4,
+// ... (JPEG-LS's mapping), so small errors have small symbols; < range.
+CUDAFX_HD int delta_fold(int k) { return k >= 0 ? 2 * k : -2 * k - 1; }
+CUDAFX_HD int delta_unfold(int m) { return (m & 1) ? -((m + 1) >> 1) : (m >> 1); }
+
+// LOCO-I's median edge detector from the left (a), above (b) and upper-left
+// (c) neighbours.
+CUDAFX_HD int delta_med(int a, int b, int c) {
+  const int mx = a > b ? a : b, mn = a > b ? b : a;
+  return c >= mx ? mn : (c <= mn ? mx : a + b - c);
+}
+
+// The spatial prediction of the byte at (x, y) of a tile (bytes x, rows y,
+// counted from the tile's corner), `c` bytes a pixel: from the tile's own
+// reconstruction only, so that tiles code and decode independently. The
+// first pixel of the first row predicts 128; the rest of the first row,
+// the left neighbour; the first pixel of other rows, the one above.
+CUDAFX_HD int delta_spatial_prediction(int x, int y, int c, int left, int above, int upper_left) {
+  if (y == 0)
+    return x < c ? 128 : left;
+  if (x < c)
+    return above;
+  return delta_med(left, above, upper_left);
+}
+
+// Entropy contexts: 8 activity classes for the symbols of each of the two
+// predicting modes, then one for tile modes, then 5 for row masks (a tile
+// row's bytes in groups of 8, bit g set when group g has a non-zero
+// symbol: clear groups are not coded), by the mask of the row above.
+constexpr int kDeltaActivityClasses = 8;
+constexpr int kDeltaSymbolContexts = 2 * kDeltaActivityClasses;
+constexpr int kDeltaModeContext = kDeltaSymbolContexts;
+constexpr int kDeltaMaskContext0 = kDeltaModeContext + 1;
+constexpr int kDeltaMaskContexts = 5;
+constexpr int kDeltaContexts = kDeltaMaskContext0 + kDeltaMaskContexts;
+constexpr int kDeltaGroupBytes = 8;
+
+// The context of a tile row's mask: the first row of a tile has its own;
+// the others go by the number of groups set above: 0, 1-2, 3-5, 6-8.
+CUDAFX_HD int delta_mask_context(bool first_row, unsigned above) {
+  if (first_row)
+    return kDeltaMaskContext0;
+  int n = 0;
+  for (; above; above &= above - 1) n++;
+  return kDeltaMaskContext0 + 1 + (n == 0 ? 0 : n <= 2 ? 1 : n <= 5 ? 2 : 3);
+}
+
+// How the entropy stage codes a symbol, from the quantised errors kl and ku
+// of its left and upper neighbours in the same tile and channel (0 where
+// there is none): in the context of its mode and of the activity |kl| +
+// |ku| (classes 0, 1, 2, 3-4, 5-8, 9-16, 17-32, 33 and up), and with its
+// error's sign flipped when kl + ku < 0 (JPEG-LS's sign merging: an error
+// tends to have its neighbours' sign, so one context serves both).
+struct DeltaSymbolCoding {
+  int context;
+  bool flip;
+};
+CUDAFX_HD int delta_activity_class(int a) {
+  if (a < 3)
+    return a;
+  // 1 + ceil(log2 a): 3 for 3-4, 4 for 5-8, ... at most 7.
+#if defined(__CUDA_ARCH__)
+  const int c = 33 - __clz(a - 1);
+#else
+  const int c = 33 - __builtin_clz(static_cast<unsigned>(a - 1));
+#endif
+  return c < kDeltaActivityClasses - 1 ? c : kDeltaActivityClasses - 1;
+}
+CUDAFX_HD DeltaSymbolCoding delta_symbol_coding(int mode, int kl, int ku) {
+  const int a = (kl < 0 ? -kl : kl) + (ku < 0 ? -ku : ku);
+  return {(mode == kDeltaSpatial ? kDeltaActivityClasses : 0) + delta_activity_class(a),
+          kl + ku < 0};
+}
+
+// delta_fold(delta_flip(delta_unfold(m), range)): the symbol of the
+// flipped error, from the symbol (0 stays; 2k and 2k-1 swap, but for the
+// error -range/2 of an even range, which maps to itself).
+CUDAFX_HD int delta_flip_symbol(int m, int range) {
+  if (m == 0)
+    return 0;
+  if (m & 1)
+    return m + 1 < range ? m + 1 : m;
+  return m - 1;
+}
+
+// The sign flip of a quantised error within its alphabet: -k, reduced as
+// NearLossless::quantise reduces (-RANGE/2, for an even RANGE, maps to
+// itself); its own inverse.
+CUDAFX_HD int delta_flip(int k, int range) {
+  int f = -k;
+  if (f >= (range + 1) / 2)
+    f -= range;
+  return f;
+}
+
+// The encoder's estimate of a symbol's cost, in quarter bits, for choosing a
+// tile's mode: a two-sided geometric guess (0 almost free, then about two
+// bits a doubling). Only the encoder uses it; any choice decodes.
+CUDAFX_HD int delta_symbol_cost(int m) {
+  if (m == 0)
+    return 1;
+  int bits = 0;
+  while ((m >> bits) != 0) bits++;
+  return 8 + 8 * bits;
+}
+
+}  // namespace cudafx

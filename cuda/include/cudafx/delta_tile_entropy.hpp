@@ -1,0 +1,56 @@
+// The entropy stage of the delta codec's format 4 (docs/delta-format.md,
+// "Version 4"): the tile modes and symbols of one frame (delta_tiles.hpp)
+// coded with rANS under frequency tables made for, and sent with, that
+// frame. Nothing carries over from frame to frame, so a frame decodes
+// without its predecessors' packets (only with their reconstruction), and
+// the frame is cut into many independent lanes (runs of up to
+// kDeltaLaneTiles tiles of one tile row), which code and decode in parallel:
+// on CPU threads here, on GPU threads in the CUDA backends.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cudafx/delta.hpp"
+#include "cudafx/status.hpp"
+
+namespace cudafx {
+
+constexpr int kDeltaLaneTiles = 8;
+
+// A lane: tiles tx0 .. tx0 + tiles - 1 of tile row ty of a plane.
+struct DeltaLane {
+  int plane = 0, ty = 0, tx0 = 0, tiles = 0;
+  size_t first_tile = 0;  // number of its first tile among all
+  size_t symbols = 0;     // bytes of its tiles
+};
+std::vector<DeltaLane> delta_lanes(const DeltaLayout& layout);
+
+class DeltaTileEntropy {
+ public:
+  static Status create(const DeltaLayout& layout, std::unique_ptr<DeltaTileEntropy>* out);
+  ~DeltaTileEntropy();
+
+  // Appends the coded frame to *out: tables, lane directory, lane streams.
+  // Every mode must be a DeltaTileMode (a keyframe's all spatial) and every
+  // symbol of a coded tile below the range of `quantiser`.
+  Status encode(int quantiser, bool keyframe, const uint8_t* symbols, const uint8_t* modes,
+                std::vector<uint8_t>* out);
+  // Decodes `size` bytes into modes and symbols (the symbols of skipped
+  // tiles are left as they were). `coded` is the number of symbols the
+  // packet header announces; the frame must code exactly that many.
+  // Validates everything it reads and never reads or writes out of bounds.
+  Status decode(int quantiser, bool keyframe, const uint8_t* data, size_t size, size_t coded,
+                uint8_t* symbols, uint8_t* modes);
+
+  const std::vector<DeltaLane>& lanes() const;
+
+ private:
+  DeltaTileEntropy() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cudafx

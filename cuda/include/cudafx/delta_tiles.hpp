@@ -1,0 +1,55 @@
+// The prediction stage of the delta codec's format 4 (docs/delta-format.md,
+// "Version 4"): for every tile a mode (skip, temporal or spatial) and for
+// every byte of a coded tile a symbol, the folded quantised error of its
+// prediction (delta_predict_math.hpp). The reference becomes the decoder's
+// reconstruction as it is coded.
+//
+// Buffers: `symbols` holds frame_bytes symbols, planes and rows tight (as the
+// frame itself); a skipped tile's symbols are 0. `modes` holds one
+// DeltaTileMode a tile, all planes' tiles in order (DeltaLayout::first_tile).
+#pragma once
+
+#include <cstdint>
+
+#include "cudafx/cuda_resources.hpp"
+#include "cudafx/delta.hpp"
+#include "cudafx/delta_predict_math.hpp"
+#include "cudafx/image.hpp"
+#include "cudafx/status.hpp"
+
+namespace cudafx {
+
+// Encoder, CPU, for the error bound `bound` (DeltaEncoderQuantiser: the
+// symbols are those of delta_quantiser_for(bound)). A keyframe codes every
+// tile spatially (there is no reference to predict from); a delta frame
+// skips a tile whose bytes are all within the bound of the reference and
+// otherwise takes the cheaper of temporal and spatial by delta_symbol_cost
+// (temporal on a tie), spatial's cost estimated from predictions on the
+// source (the exact one needs the byte-by-byte chain of the
+// reconstruction, which only the chosen tiles pay). `ref` is read, then overwritten with the
+// reconstruction. Returns the number of symbols coded (the bytes of the
+// tiles not skipped).
+size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
+                              const ImageView& ref, int bound, bool keyframe,
+                              uint8_t* symbols, uint8_t* modes);
+
+// The number of symbols `modes` codes: the bytes of the tiles not skipped.
+size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes);
+
+// Decoder, CPU: applies modes and symbols of quantiser `quantiser` (as
+// delta_tiles_encode_* made them, or as the entropy stage decoded them:
+// every symbol < the quantiser's range) to `ref`.
+void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
+                            const uint8_t* modes, int quantiser, const ImageView& ref);
+
+// The same on a CUDA device, queued on `stream`: every buffer and view in
+// device memory; the results equal the CPU's bit for bit. The count of coded
+// symbols is not returned (the entropy stage counts them on the host).
+Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
+                               const ImageView& ref, int bound, bool keyframe,
+                               uint8_t* symbols, uint8_t* modes, StreamHandle stream);
+Status delta_tiles_decode_cuda(const DeltaLayout& layout, const uint8_t* symbols,
+                               const uint8_t* modes, int quantiser, const ImageView& ref,
+                               StreamHandle stream);
+
+}  // namespace cudafx

@@ -1,0 +1,489 @@
+// Format 4's entropy stage on the CPU: per-frame frequency tables, lanes of
+// tiles coded in parallel with two-state rANS (rans.hpp). The format is in
+// docs/delta-format.md, "Version 4".
+#include "cudafx/delta_tile_entropy.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "cudafx/delta_predict_math.hpp"
+#include "cudafx/parallel.hpp"
+#include "delta/byte_order.hpp"
+#include "delta/rans.hpp"
+
+namespace cudafx {
+
+std::vector<DeltaLane> delta_lanes(const DeltaLayout& layout) {
+  std::vector<DeltaLane> lanes;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    for (int ty = 0; ty < p.tiles_y; ty++)
+      for (int tx0 = 0; tx0 < p.tiles_x; tx0 += kDeltaLaneTiles) {
+        DeltaLane l;
+        l.plane = i;
+        l.ty = ty;
+        l.tx0 = tx0;
+        l.tiles = std::min(kDeltaLaneTiles, p.tiles_x - tx0);
+        l.first_tile = layout.first_tile[i] + static_cast<size_t>(ty) * p.tiles_x + tx0;
+        for (int t = 0; t < l.tiles; t++)
+          l.symbols += static_cast<size_t>(p.tile_width(tx0 + t)) * p.tile_height(ty);
+        lanes.push_back(l);
+      }
+  }
+  return lanes;
+}
+
+namespace {
+
+constexpr int kTableCountBits = 9;  // a table's alphabet size, 0..256
+
+struct Table {
+  int n = 0;  // alphabet prefix in use; 0: the context is not used
+  uint16_t freq[256] = {};
+  uint16_t start[256] = {};
+  void fill_starts() {
+    uint32_t s = 0;
+    for (int v = 0; v < n; v++) {
+      start[v] = static_cast<uint16_t>(s);
+      s += freq[v];
+    }
+  }
+};
+
+struct DecodeTable : Table {
+  uint8_t symbol[kRansScale];  // slot -> symbol
+  void fill_lookup() {
+    for (int v = 0; v < n; v++)
+      std::memset(symbol + start[v], v, freq[v]);
+  }
+};
+
+// The frequencies of one context from its counts: each value seen gets at
+// least 1, the rest in proportion; the rounding is settled on the most
+// frequent entries (the lowest value first among equals).
+void normalise(const uint32_t* counts, int alphabet, Table* t) {
+  uint64_t total = 0;
+  int n = 0;
+  for (int v = 0; v < alphabet; v++) {
+    total += counts[v];
+    if (counts[v])
+      n = v + 1;
+  }
+  t->n = n;
+  if (n == 0)
+    return;
+  int64_t sum = 0;
+  int top = 0;
+  for (int v = 0; v < n; v++) {
+    const uint32_t f = counts[v] ? std::max<uint64_t>(1, counts[v] * uint64_t(kRansScale) / total) : 0;
+    t->freq[v] = static_cast<uint16_t>(f);
+    sum += f;
+    if (counts[v] > counts[top])
+      top = v;
+  }
+  if (sum < kRansScale)
+    t->freq[top] = static_cast<uint16_t>(t->freq[top] + (kRansScale - sum));
+  while (sum > kRansScale) {
+    int big = 0;
+    for (int v = 1; v < n; v++)
+      if (t->freq[v] > t->freq[big])
+        big = v;
+    const int64_t take = std::min<int64_t>(sum - kRansScale, t->freq[big] - 1);
+    t->freq[big] = static_cast<uint16_t>(t->freq[big] - take);
+    sum -= take;
+  }
+  t->fill_starts();
+}
+
+class BitWriter {
+ public:
+  explicit BitWriter(std::vector<uint8_t>* out) : out_(out) {}
+  void put(uint32_t v, int bits) {
+    for (int i = 0; i < bits; i++) bit((v >> i) & 1);
+  }
+  // Elias gamma code of v >= 1: as many 0s as v has bits after its top
+  // one, a 1, then those bits, least significant first.
+  void gamma(uint32_t v) {
+    int n = 0;
+    while ((v >> (n + 1)) != 0) n++;
+    put(0, n);
+    bit(1);
+    put(v, n);
+  }
+  void flush() {
+    if (fill_)
+      out_->push_back(acc_);
+    acc_ = 0;
+    fill_ = 0;
+  }
+
+ private:
+  void bit(uint32_t b) {
+    acc_ = static_cast<uint8_t>(acc_ | (b << fill_));
+    if (++fill_ == 8)
+      flush();
+  }
+  std::vector<uint8_t>* out_;
+  uint8_t acc_ = 0;
+  int fill_ = 0;
+};
+
+class BitReader {
+ public:
+  BitReader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
+  bool get(int bits, uint32_t* v) {
+    *v = 0;
+    for (int i = 0; i < bits; i++) {
+      if (pos_ >= n_ * 8)
+        return false;
+      *v |= static_cast<uint32_t>((p_[pos_ / 8] >> (pos_ % 8)) & 1) << i;
+      pos_++;
+    }
+    return true;
+  }
+  bool gamma(uint32_t* v) {
+    int n = 0;
+    uint32_t b = 0;
+    for (;;) {
+      if (!get(1, &b))
+        return false;
+      if (b)
+        break;
+      if (++n > 13)  // no frequency needs more
+        return false;
+    }
+    uint32_t low = 0;
+    if (!get(n, &low))
+      return false;
+    *v = (1u << n) | low;
+    return true;
+  }
+  size_t bytes_read() const { return (pos_ + 7) / 8; }
+
+ private:
+  const uint8_t* p_;
+  size_t n_, pos_ = 0;
+};
+
+int alphabet_of(int ctx, int range) {
+  return ctx == kDeltaModeContext ? kDeltaModeCount : ctx >= kDeltaMaskContext0 ? 256 : range;
+}
+
+// Where a lane's tile lies in the symbol buffer. `row` is the plane's row
+// bytes.
+struct TileWalk {
+  size_t base;  // the tile's first symbol in the buffer
+  int w, h, c;
+  size_t row;
+};
+
+// How the symbol at (x, y) of a tile is coded, from its neighbours' symbols.
+inline DeltaSymbolCoding coding_at(const uint8_t* s, const TileWalk& w, int mode, int x, int y) {
+  const uint8_t* here = s + w.base + static_cast<size_t>(y) * w.row + x;
+  return delta_symbol_coding(mode, x >= w.c ? delta_unfold(here[-w.c]) : 0,
+                             y > 0 ? delta_unfold(here[-static_cast<ptrdiff_t>(w.row)]) : 0);
+}
+
+}  // namespace
+
+struct DeltaTileEntropy::Impl {
+  DeltaLayout layout;
+  std::vector<DeltaLane> lanes;
+  std::vector<size_t> slot_offset;  // encoder: each lane's room in `room`
+  std::vector<uint8_t> room;
+  std::vector<uint32_t> stream_size;
+  std::vector<std::vector<uint32_t>> counts;    // one histogram a worker
+  // Encoder: each lane's (context, value) pairs in stream order, as the
+  // histogram pass finds them, for the coding pass to read backwards.
+  std::vector<uint16_t> sequence;
+  std::vector<size_t> sequence_offset;
+  std::vector<size_t> sequence_size;
+  Table enc[kDeltaContexts];
+  std::unique_ptr<DecodeTable[]> dec{new DecodeTable[kDeltaContexts]};
+  std::vector<size_t> lane_begin;  // decoder
+
+  TileWalk walk(const DeltaLane& l, int t) const {
+    const DeltaPlaneLayout& p = layout.planes[l.plane];
+    const int tx = l.tx0 + t;
+    return {layout.plane_offset[l.plane] + static_cast<size_t>(l.ty) * kDeltaTileH * p.row_bytes +
+                static_cast<size_t>(tx) * kDeltaTileW,
+            p.tile_width(tx), p.tile_height(l.ty), p.pixel_bytes, static_cast<size_t>(p.row_bytes)};
+  }
+
+  // Calls emit(context, value) for every symbol of lane `li` in stream
+  // order: per tile its mode (delta frames), then, unless skipped, per row
+  // its mask and the symbols of the groups the mask sets.
+  template <class Emit>
+  void walk_lane(int li, bool keyframe, const uint8_t* symbols, const uint8_t* modes,
+                 int range, Emit emit) const {
+    const DeltaLane& l = lanes[li];
+    for (int t = 0; t < l.tiles; t++) {
+      const int mode = modes[l.first_tile + t];
+      if (!keyframe)
+        emit(kDeltaModeContext, mode);
+      if (mode == kDeltaSkip)
+        continue;
+      const TileWalk w = walk(l, t);
+      const int groups = (w.w + kDeltaGroupBytes - 1) / kDeltaGroupBytes;
+      unsigned above = 0;
+      for (int y = 0; y < w.h; y++) {
+        const uint8_t* row = symbols + w.base + static_cast<size_t>(y) * w.row;
+        unsigned mask = 0;
+        for (int g = 0; g < groups; g++)
+          for (int x = g * kDeltaGroupBytes; x < std::min(w.w, (g + 1) * kDeltaGroupBytes); x++)
+            if (row[x]) {
+              mask |= 1u << g;
+              break;
+            }
+        emit(delta_mask_context(y == 0, above), static_cast<int>(mask));
+        for (int g = 0; g < groups; g++)
+          if (mask & (1u << g))
+            for (int x = g * kDeltaGroupBytes; x < std::min(w.w, (g + 1) * kDeltaGroupBytes); x++) {
+              const DeltaSymbolCoding c = coding_at(symbols, w, mode, x, y);
+              emit(c.context, c.flip ? delta_flip_symbol(row[x], range) : row[x]);
+            }
+        above = mask;
+      }
+    }
+  }
+};
+
+Status DeltaTileEntropy::create(const DeltaLayout& layout, std::unique_ptr<DeltaTileEntropy>* out) {
+  std::unique_ptr<DeltaTileEntropy> e(new DeltaTileEntropy());
+  e->impl_.reset(new Impl());
+  Impl& m = *e->impl_;
+  m.layout = layout;
+  m.lanes = delta_lanes(layout);
+  size_t room = 0;
+  for (const DeltaLane& l : m.lanes) {
+    m.slot_offset.push_back(room);
+    room += 2 * (l.symbols + l.tiles) + 16;  // rans.hpp: two bytes a symbol, eight to flush
+  }
+  m.slot_offset.push_back(room);
+  m.room.resize(room);
+  m.stream_size.resize(m.lanes.size());
+  m.lane_begin.resize(m.lanes.size() + 1);
+  m.counts.assign(cpu_worker_count(), std::vector<uint32_t>(kDeltaContexts * 256));
+  size_t seq = 0;
+  for (const DeltaLane& l : m.lanes) {
+    m.sequence_offset.push_back(seq);
+    seq += l.symbols + l.tiles * (kDeltaTileH + 1);  // symbols, masks (a tile row each), modes
+  }
+  m.sequence.resize(seq);
+  m.sequence_size.resize(m.lanes.size());
+  *out = std::move(e);
+  return Status::ok();
+}
+
+DeltaTileEntropy::~DeltaTileEntropy() = default;
+
+const std::vector<DeltaLane>& DeltaTileEntropy::lanes() const { return impl_->lanes; }
+
+Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* symbols,
+                                const uint8_t* modes, std::vector<uint8_t>* out) {
+  Impl& m = *impl_;
+  const NearLossless nl(quantiser);
+  const int n_lanes = static_cast<int>(m.lanes.size());
+  // 1. Histograms of every context, a worker's lanes into its own.
+  for (auto& c : m.counts) std::fill(c.begin(), c.end(), 0u);
+  parallel_for(n_lanes, [&](int li, int worker) {
+    uint32_t* counts = m.counts[worker].data();
+    uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
+    size_t n = 0;
+    m.walk_lane(li, keyframe, symbols, modes, nl.range, [&](int ctx, int v) {
+      counts[ctx * 256 + v]++;
+      seq[n++] = static_cast<uint16_t>(ctx << 8 | v);
+    });
+    m.sequence_size[li] = n;
+  });
+  std::vector<uint32_t>& total = m.counts[0];
+  for (size_t k = 1; k < m.counts.size(); k++)
+    for (size_t v = 0; v < total.size(); v++) total[v] += m.counts[k][v];
+  // 2. Tables, written as they are made.
+  BitWriter bits(out);
+  for (int ctx = 0; ctx < kDeltaContexts; ctx++) {
+    const int alphabet = alphabet_of(ctx, nl.range);
+    for (int v = alphabet; v < 256; v++)
+      if (total[ctx * 256 + v])
+        return Status::invalid("delta v4 encoder: symbol " + std::to_string(v) +
+                               " beyond the alphabet of context " + std::to_string(ctx));
+    normalise(&total[ctx * 256], alphabet, &m.enc[ctx]);
+    bits.put(static_cast<uint32_t>(m.enc[ctx].n), kTableCountBits);
+    for (int v = 0; v < m.enc[ctx].n; v++) bits.gamma(m.enc[ctx].freq[v] + 1u);
+  }
+  bits.flush();
+  // 3. Lanes, each backwards into its own room.
+  parallel_for(n_lanes, [&](int li, int) {
+    const DeltaLane& l = m.lanes[li];
+    bool any = keyframe;
+    for (int t = 0; t < l.tiles && !any; t++) any = modes[l.first_tile + t] != kDeltaSkip;
+    if (!any) {
+      m.stream_size[li] = 0;
+      return;
+    }
+    // The symbols, last first (rANS).
+    const uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
+    uint8_t* end = m.room.data() + m.slot_offset[li + 1];
+    RansWriter writer(end);
+    for (size_t k = m.sequence_size[li]; k-- > 0;) {
+      const Table& tb = m.enc[seq[k] >> 8];
+      const int v = seq[k] & 0xff;
+      writer.put(tb.start[v], tb.freq[v]);
+    }
+    const uint8_t* begin = writer.finish();
+    m.stream_size[li] = static_cast<uint32_t>(end - begin);
+  });
+  // 4. Directory: which lanes are present, their sizes; then the streams.
+  const size_t dir = out->size();
+  out->resize(dir + (m.lanes.size() + 7) / 8, 0);
+  for (int li = 0; li < n_lanes; li++)
+    if (m.stream_size[li])
+      (*out)[dir + li / 8] = static_cast<uint8_t>((*out)[dir + li / 8] | (1u << (li % 8)));
+  for (int li = 0; li < n_lanes; li++)
+    if (m.stream_size[li]) {
+      uint8_t b[2];
+      put16(b, static_cast<uint16_t>(m.stream_size[li]));
+      out->insert(out->end(), b, b + 2);
+    }
+  for (int li = 0; li < n_lanes; li++) {
+    const uint8_t* end = m.room.data() + m.slot_offset[li + 1];
+    out->insert(out->end(), end - m.stream_size[li], end);
+  }
+  return Status::ok();
+}
+
+Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* data, size_t size,
+                                size_t coded, uint8_t* symbols, uint8_t* modes) {
+  Impl& m = *impl_;
+  auto bad = [](const std::string& why) { return Status::invalid("v4 payload: " + why); };
+  const NearLossless nl(quantiser);
+  const int n_lanes = static_cast<int>(m.lanes.size());
+  // 1. Tables.
+  BitReader bits(data, size);
+  for (int ctx = 0; ctx < kDeltaContexts; ctx++) {
+    DecodeTable& t = m.dec[ctx];
+    uint32_t n = 0;
+    if (!bits.get(kTableCountBits, &n))
+      return bad("truncated tables");
+    if (static_cast<int>(n) > alphabet_of(ctx, nl.range))
+      return bad("table " + std::to_string(ctx) + " has " + std::to_string(n) +
+                 " entries, more than its alphabet");
+    t.n = static_cast<int>(n);
+    uint32_t sum = 0;
+    for (int v = 0; v < t.n; v++) {
+      uint32_t g = 0;
+      if (!bits.gamma(&g) || g - 1 > kRansScale)
+        return bad("bad frequency in table " + std::to_string(ctx));
+      t.freq[v] = static_cast<uint16_t>(g - 1);
+      sum += g - 1;
+    }
+    if (t.n && sum != kRansScale)
+      return bad("frequencies of table " + std::to_string(ctx) + " add up to " +
+                 std::to_string(sum));
+    t.fill_starts();
+    t.fill_lookup();
+  }
+  size_t pos = bits.bytes_read();
+  // 2. Directory.
+  const size_t present_bytes = (m.lanes.size() + 7) / 8;
+  if (size - pos < present_bytes)
+    return bad("truncated lane directory");
+  const uint8_t* present = data + pos;
+  pos += present_bytes;
+  size_t n_present = 0;
+  for (int li = 0; li < n_lanes; li++) {
+    const bool on = present[li / 8] & (1u << (li % 8));
+    if (keyframe && !on)
+      return bad("keyframe without lane " + std::to_string(li));
+    n_present += on;
+  }
+  for (size_t k = m.lanes.size(); k < present_bytes * 8; k++)
+    if (present[k / 8] & (1u << (k % 8)))
+      return bad("lane bits beyond the last lane");
+  if ((size - pos) / 2 < n_present)
+    return bad("truncated lane sizes");
+  const uint8_t* sizes = data + pos;
+  pos += 2 * n_present;
+  size_t at = pos;
+  for (int li = 0, k = 0; li < n_lanes; li++) {
+    m.lane_begin[li] = at;
+    if (present[li / 8] & (1u << (li % 8))) {
+      const size_t s = get16(sizes + 2 * k++);
+      if (s < 8)
+        return bad("lane " + std::to_string(li) + " shorter than its states");
+      at += s;
+    }
+  }
+  m.lane_begin[n_lanes] = at;
+  if (at != size)
+    return bad("lane sizes add up to " + std::to_string(at - pos) + " bytes but " +
+               std::to_string(size - pos) + " follow");
+  // 3. Lanes.
+  std::atomic<int> failed{-1};
+  std::atomic<size_t> decoded{0};
+  parallel_for(n_lanes, [&](int li, int) {
+    const DeltaLane& l = m.lanes[li];
+    if (m.lane_begin[li] == m.lane_begin[li + 1]) {
+      std::memset(modes + l.first_tile, kDeltaSkip, l.tiles);
+      return;
+    }
+    RansReader reader(data + m.lane_begin[li], data + m.lane_begin[li + 1]);
+    auto take = [&](int ctx, int* v) {
+      const DecodeTable& t = m.dec[ctx];
+      if (!t.n)
+        return false;
+      *v = t.symbol[reader.slot()];
+      reader.take(t.start[*v], t.freq[*v]);
+      return true;
+    };
+    size_t n = 0;
+    bool ok = true;
+    for (int t = 0; t < l.tiles && ok; t++) {
+      int mode = kDeltaSpatial;
+      if (!keyframe)
+        ok = take(kDeltaModeContext, &mode);
+      modes[l.first_tile + t] = static_cast<uint8_t>(mode);
+      if (!ok || mode == kDeltaSkip)
+        continue;
+      const TileWalk w = m.walk(l, t);
+      const int groups = (w.w + kDeltaGroupBytes - 1) / kDeltaGroupBytes;
+      int above = 0;
+      for (int y = 0; y < w.h && ok; y++) {
+        uint8_t* row = symbols + w.base + static_cast<size_t>(y) * w.row;
+        int mask = 0;
+        ok = take(delta_mask_context(y == 0, static_cast<unsigned>(above)), &mask) &&
+             (mask >> groups) == 0;
+        for (int g = 0; g < groups && ok; g++) {
+          const int x0 = g * kDeltaGroupBytes, x1 = std::min(w.w, x0 + kDeltaGroupBytes);
+          if (!(mask & (1 << g))) {
+            std::memset(row + x0, 0, x1 - x0);
+            continue;
+          }
+          for (int x = x0; x < x1 && ok; x++) {
+            int v = 0;
+            const DeltaSymbolCoding c = coding_at(symbols, w, mode, x, y);
+            ok = take(c.context, &v);
+            row[x] = static_cast<uint8_t>(c.flip ? delta_flip_symbol(v, nl.range) : v);
+          }
+        }
+        above = mask;
+      }
+      n += static_cast<size_t>(w.w) * w.h;
+    }
+    if (!ok || !reader.finished_cleanly()) {
+      int expected = -1;
+      failed.compare_exchange_strong(expected, li);
+    }
+    decoded += n;
+  });
+  if (failed.load() >= 0)
+    return bad("lane " + std::to_string(failed.load()) + " is damaged");
+  if (decoded.load() != coded)
+    return bad("the lanes code " + std::to_string(decoded.load()) + " symbols, the header says " +
+               std::to_string(coded));
+  return Status::ok();
+}
+
+}  // namespace cudafx

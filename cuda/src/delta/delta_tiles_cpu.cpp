@@ -1,0 +1,205 @@
+// The prediction stage of format 4 on the CPU: tiles in parallel, each coded
+// (or decoded) on its own, bytes in raster order within a tile.
+#include <cstring>
+
+#include "cudafx/delta_tiles.hpp"
+#include "cudafx/parallel.hpp"
+
+namespace cudafx {
+namespace {
+
+constexpr int kTileBytes = kDeltaTileW * kDeltaTileH;
+
+// One tile of a plane: where its bytes lie in an image, in the tight symbol
+// buffer, and its size.
+struct TileSite {
+  int x0, y0, w, h, c;
+  size_t tile;  // number among all tiles
+};
+
+template <class F>
+void for_each_tile_row(const DeltaLayout& layout, F fn) {
+  int rows = 0;
+  for (int i = 0; i < layout.n_planes; i++) rows += layout.planes[i].tiles_y;
+  parallel_for(rows, [&](int r, int) {
+    int i = 0;
+    while (r >= layout.planes[i].tiles_y) r -= layout.planes[i++].tiles_y;
+    const DeltaPlaneLayout& p = layout.planes[i];
+    for (int tx = 0; tx < p.tiles_x; tx++) {
+      const TileSite s{tx * kDeltaTileW, r * kDeltaTileH, p.tile_width(tx), p.tile_height(r),
+                       p.pixel_bytes,
+                       layout.first_tile[i] + static_cast<size_t>(r) * p.tiles_x + tx};
+      fn(i, s);
+    }
+  });
+}
+
+// The encoder's quantiser tabulated over every error -255 .. 255, so that
+// a frame's bytes look it up instead of dividing: the symbol, k * step and
+// the cost estimate.
+struct QuantLut {
+  const DeltaEncoderQuantiser& q;
+  uint8_t m[511], cost[511];
+  int16_t offset[511];
+  explicit QuantLut(const DeltaEncoderQuantiser& quantiser) : q(quantiser) {
+    for (int e = -255; e <= 255; e++) {
+      const int k = q.quantise(e);
+      m[e + 255] = static_cast<uint8_t>(delta_fold(k));
+      offset[e + 255] = static_cast<int16_t>(k * q.nl.step);
+      cost[e + 255] = static_cast<uint8_t>(delta_symbol_cost(m[e + 255]));
+    }
+  }
+};
+
+// True when every byte of the tile is within the bound of the reference:
+// the tile is skipped (the common case, tested without a division).
+bool within_bound(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, const TileSite& s,
+                  int bound) {
+  unsigned out = 0;
+  for (int y = 0; y < s.h; y++) {
+    const uint8_t* c = cur + static_cast<size_t>(y) * cp;
+    const uint8_t* r = ref + static_cast<size_t>(y) * rp;
+    for (int x = 0; x < s.w; x++)
+      out |= static_cast<unsigned>(c[x] - r[x] + bound) > static_cast<unsigned>(2 * bound);
+  }
+  return out == 0;
+}
+
+// Temporal coding of a tile: symbols into `sym` (w bytes a row), the
+// reconstruction into `rec`; returns the cost.
+int code_temporal(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, const TileSite& s,
+                  const QuantLut& lut, uint8_t* sym, uint8_t* rec) {
+  int cost = 0;
+  for (int y = 0; y < s.h; y++) {
+    const uint8_t* c = cur + static_cast<size_t>(y) * cp;
+    const uint8_t* r = ref + static_cast<size_t>(y) * rp;
+    for (int x = 0; x < s.w; x++) {
+      const int e = c[x] - r[x] + 255;
+      sym[y * s.w + x] = lut.m[e];
+      rec[y * s.w + x] = static_cast<uint8_t>(lut.q.nl.reconstruct_offset(r[x], lut.offset[e]));
+      cost += lut.cost[e];
+    }
+  }
+  return cost;
+}
+
+// Calls fn(x, y) for every byte of a w x h tile in an order where a byte
+// comes after its left, upper and upper-left neighbours, c bytes a pixel:
+// by anti-diagonals, so that the rows' chains of dependent bytes (each
+// byte's prediction needs its left neighbour's reconstruction) are
+// interleaved and the CPU works on up to 16 of them at once.
+template <class F>
+inline void for_each_byte_by_diagonals(int w, int h, F fn) {
+  for (int d = 0; d < w + h - 1; d++) {
+    const int y0 = d - w + 1 > 0 ? d - w + 1 : 0, y1 = d < h - 1 ? d : h - 1;
+    for (int y = y0; y <= y1; y++) fn(d - y, y);
+  }
+}
+
+// Spatial coding of a tile (delta_spatial_prediction on its own
+// reconstruction); returns the cost.
+int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLut& lut,
+                 uint8_t* sym, uint8_t* rec) {
+  int cost = 0;
+  for_each_byte_by_diagonals(s.w, s.h, [&](int x, int y) {
+    const uint8_t* out = rec + y * s.w;
+    const int left = x >= s.c ? out[x - s.c] : 0;
+    const int above = y > 0 ? out[x - s.w] : 0;
+    const int upper_left = (y > 0 && x >= s.c) ? out[x - s.w - s.c] : 0;
+    const int pred = delta_spatial_prediction(x, y, s.c, left, above, upper_left);
+    const int e = cur[static_cast<size_t>(y) * cp + x] - pred + 255;
+    sym[y * s.w + x] = lut.m[e];
+    rec[y * s.w + x] = static_cast<uint8_t>(lut.q.nl.reconstruct_offset(pred, lut.offset[e]));
+    cost += lut.cost[e];
+  });
+  return cost;
+}
+
+void store(const uint8_t* tile, const TileSite& s, uint8_t* dst, size_t pitch) {
+  for (int y = 0; y < s.h; y++)
+    std::memcpy(dst + static_cast<size_t>(y) * pitch, tile + y * s.w, s.w);
+}
+
+}  // namespace
+
+size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
+                              const ImageView& ref, int bound, bool keyframe,
+                              uint8_t* symbols, uint8_t* modes) {
+  const DeltaEncoderQuantiser q(bound);
+  const QuantLut lut(q);
+  for_each_tile_row(layout, [&](int i, const TileSite& s) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    const size_t cp = cur.pitch[i], rp = ref.pitch[i];
+    const uint8_t* c = cur.data[i] + s.y0 * cp + s.x0;
+    uint8_t* r = ref.data[i] + s.y0 * rp + s.x0;
+    uint8_t* sym = symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
+    uint8_t t_sym[kTileBytes], t_rec[kTileBytes], s_sym[kTileBytes], s_rec[kTileBytes];
+    int mode = kDeltaSpatial;
+    if (!keyframe) {
+      if (within_bound(c, cp, r, rp, s, bound)) {
+        mode = kDeltaSkip;
+      } else if (code_temporal(c, cp, r, rp, s, lut, t_sym, t_rec) <=
+                 code_spatial(c, cp, s, lut, s_sym, s_rec)) {
+        mode = kDeltaTemporal;
+      }
+    } else {
+      code_spatial(c, cp, s, lut, s_sym, s_rec);
+    }
+    modes[s.tile] = static_cast<uint8_t>(mode);
+    if (mode == kDeltaSkip) {
+      for (int y = 0; y < s.h; y++) std::memset(sym + static_cast<size_t>(y) * p.row_bytes, 0, s.w);
+      return;
+    }
+    const bool temporal = mode == kDeltaTemporal;
+    store(temporal ? t_sym : s_sym, s, sym, p.row_bytes);
+    store(temporal ? t_rec : s_rec, s, r, rp);
+  });
+  return delta_coded_symbols(layout, modes);
+}
+
+size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes) {
+  size_t coded = 0;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    for (int ty = 0; ty < p.tiles_y; ty++)
+      for (int tx = 0; tx < p.tiles_x; tx++)
+        if (modes[layout.first_tile[i] + static_cast<size_t>(ty) * p.tiles_x + tx] != kDeltaSkip)
+          coded += static_cast<size_t>(p.tile_width(tx)) * p.tile_height(ty);
+  }
+  return coded;
+}
+
+void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
+                            const uint8_t* modes, int quantiser, const ImageView& ref) {
+  const NearLossless nl(quantiser);
+  for_each_tile_row(layout, [&](int i, const TileSite& s) {
+    const int mode = modes[s.tile];
+    if (mode == kDeltaSkip)
+      return;
+    const DeltaPlaneLayout& p = layout.planes[i];
+    const size_t rp = ref.pitch[i];
+    uint8_t* r = ref.data[i] + s.y0 * rp + s.x0;
+    const uint8_t* sym = symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
+    if (mode == kDeltaTemporal) {
+      for (int y = 0; y < s.h; y++) {
+        uint8_t* out = r + static_cast<size_t>(y) * rp;
+        const uint8_t* m = sym + static_cast<size_t>(y) * p.row_bytes;
+        for (int x = 0; x < s.w; x++)
+          out[x] = static_cast<uint8_t>(nl.reconstruct(out[x], delta_unfold(m[x])));
+      }
+      return;
+    }
+    for_each_byte_by_diagonals(s.w, s.h, [&](int x, int y) {
+      uint8_t* out = r + static_cast<size_t>(y) * rp;
+      const uint8_t* up = y > 0 ? out - rp : out;
+      const int left = x >= s.c ? out[x - s.c] : 0;
+      const int above = y > 0 ? up[x] : 0;
+      const int upper_left = (y > 0 && x >= s.c) ? up[x - s.c] : 0;
+      const int pred = delta_spatial_prediction(x, y, s.c, left, above, upper_left);
+      out[x] = static_cast<uint8_t>(
+          nl.reconstruct(pred, delta_unfold(sym[static_cast<size_t>(y) * p.row_bytes + x])));
+    });
+  });
+}
+
+}  // namespace cudafx

@@ -1,0 +1,427 @@
+// The prediction stage of format 4 on a CUDA device (delta_tiles.hpp): one
+// block of 64 threads a tile, all planes' tiles in one launch (a small chroma
+// plane would not fill the device on its own). Integer arithmetic only, the
+// per-byte math of delta_predict_math.hpp, so the results equal the CPU's
+// bit for bit.
+//
+// Temporal coding, costs, staging and stores are per byte: thread t takes
+// byte column t of the tile, so a warp reads and writes whole rows.
+//
+// Spatial coding is a wavefront: a byte's prediction needs the
+// reconstruction of its left (x - c), above and upper-left neighbours. The
+// bytes of one residue j = x mod c of one row (a channel row) depend only
+// on each other and on the same channel row of the row above, so thread
+// (j, y) = (t / 16, t % 16) codes channel row j of row y in order, keeping
+// its left neighbour in a register. It codes its element k at step k + y,
+// one step after the thread of row y - 1 coded the same element, and takes
+// `above` from that thread with a shuffle inside its 16-lane segment; the
+// upper-left byte is the `above` of its own previous step. The 16 rows of a
+// channel row's chain lie in one warp, so no step needs a barrier, and the
+// c <= 4 channel rows of a tile fit the block's 64 threads. The wavefront
+// works on the tile in shared memory (rows kDeltaTileW bytes apart), staged
+// and stored by columns.
+//
+// The kernels are bound by instructions issued, not by memory, so the
+// symbol costs and (above error bound 0) the encoder's quantiser are looked
+// up in tables, made on the host by the same functions: a shared load each
+// in place of a loop or an integer division per byte.
+#include <cuda_runtime.h>
+
+#include "common/cuda_check.hpp"
+#include "cudafx/delta_tiles.hpp"
+
+namespace cudafx {
+namespace {
+
+constexpr int kThreads = kDeltaTileW;  // a byte column each
+constexpr int kTileBytes = kDeltaTileW * kDeltaTileH;
+constexpr int kWarps = kThreads / 32;
+static_assert(kThreads == 4 * kDeltaTileH && 32 % kDeltaTileH == 0,
+              "the block holds 4 channel rows (c <= 4) of kDeltaTileH rows, a warp whole "
+              "segments of them");
+// Rows a thread loads before it uses them (loads in flight at once).
+constexpr int kBatch = 8;
+static_assert(kDeltaTileH % kBatch == 0, "whole batches of rows");
+
+// One plane as the kernels see it.
+struct TilePlane {
+  const uint8_t* cur;  // the encoder's source
+  uint8_t* ref;
+  size_t cur_pitch, ref_pitch;
+  size_t sym_offset;  // DeltaLayout::plane_offset
+  int row_bytes, height, pixel_bytes, tiles_x;
+  unsigned first_tile;  // DeltaLayout::first_tile
+};
+
+// Quantised errors k (0 or NearLossless's: all in -128..127 as its range is
+// <= 256) and symbol costs (<= 72), a byte each, four to a word so that the
+// block copies them to shared memory a word a thread.
+constexpr int kErrors = 511;  // -255..255
+constexpr int kQuantWords = (kErrors + 3) / 4;
+constexpr int kCostWords = 256 / 4;
+static_assert(kQuantWords <= 2 * kThreads && kCostWords == kThreads, "one copy step each");
+
+struct TileFrame {
+  TilePlane plane[kMaxPlanes];
+  int n_planes;
+  int bound;      // the encoder's error bound
+  int quantiser;  // the decoder's
+  // The encoder's: DeltaEncoderQuantiser(bound).quantise(e - 255), int8,
+  // and delta_symbol_cost(m).
+  uint32_t quantise[kQuantWords];
+  uint32_t cost[kCostWords];
+};
+
+// The block's tile (number blockIdx.x among all planes'): its plane, its
+// corner and its clipped size.
+struct TileSite {
+  TilePlane p;
+  int x0, y0, w, h;
+};
+
+__device__ __forceinline__ TileSite find_tile(const TileFrame& f) {
+  const unsigned tile = blockIdx.x;
+  TileSite s;
+  s.p = f.plane[0];
+#pragma unroll
+  for (int i = 1; i < kMaxPlanes; i++)  // constant indices: no copy of `f` to local memory
+    if (i < f.n_planes && tile >= f.plane[i].first_tile)
+      s.p = f.plane[i];
+  const int local = static_cast<int>(tile - s.p.first_tile);
+  const int ty = local / s.p.tiles_x, tx = local - ty * s.p.tiles_x;
+  s.x0 = tx * kDeltaTileW;
+  s.y0 = ty * kDeltaTileH;
+  s.w = min(kDeltaTileW, s.p.row_bytes - s.x0);
+  s.h = min(kDeltaTileH, s.p.height - s.y0);
+  return s;
+}
+
+// The sum of v over the block, in every thread (`scratch`: kWarps ints).
+// Has a barrier: every thread calls it.
+__device__ __forceinline__ int block_sum(int v, int* scratch) {
+  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+  if (threadIdx.x % 32 == 0)
+    scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  int sum = 0;
+  for (int i = 0; i < kWarps; i++) sum += scratch[i];
+  return sum;
+}
+
+// The per-byte math of a call. Lossless (error bound and quantiser 0): the
+// quantisers of 0 as constants, so that NearLossless's divisions by its
+// step (1) fold away. Otherwise the encoder quantises through its table
+// (TileFrame::quantise, in shared memory).
+template <bool kLossless>
+struct EncoderMath {
+  DeltaEncoderQuantiser dq;
+  NearLossless nl;  // the reconstruction's: dq's
+  const int8_t* table;
+  __device__ __forceinline__ EncoderMath(int bound, const int8_t* t)
+      : dq(kLossless ? 0 : bound), nl(dq.nl), table(t) {}
+  __device__ __forceinline__ int quantise(int err) const {
+    return kLossless ? dq.quantise(err) : table[err + 255];
+  }
+};
+
+template <bool kLossless>
+struct DecoderMath {
+  NearLossless nl;
+  __device__ __forceinline__ explicit DecoderMath(int quantiser)
+      : nl(kLossless ? 0 : quantiser) {}
+};
+
+// A block's tiles in shared memory, rows kDeltaTileW bytes apart, at fixed
+// places of one buffer (one base address for the wavefront's loads and
+// stores): the wavefront's input (the encoder's source, the decoder's
+// symbols), its reconstruction, and the encoder's spatial symbols.
+constexpr int kIn = 0, kRec = kTileBytes, kSym = 2 * kTileBytes;
+
+// The spatial coding of a tile of w bytes x h rows, c bytes a pixel, in
+// shared memory `tiles`: the encoder quantises the source into symbols, the
+// decoder (kEncode false) reads the symbols; both write the reconstruction.
+// Every thread of the block calls it; the lanes of a warp take the same
+// steps, as the shuffles need.
+template <bool kEncode, class Q>
+__device__ __forceinline__ void spatial_wavefront(uint8_t* tiles, int w, int h, int c,
+                                                  const Q& q) {
+  constexpr int kSegments = 32 / kDeltaTileH;  // channel rows a warp
+  if (static_cast<int>(threadIdx.x / 32) * kSegments >= c)
+    return;  // the whole warp is past the last channel row
+  const int j = threadIdx.x / kDeltaTileH, y = threadIdx.x % kDeltaTileH;
+  // Bytes of this channel row (j, j + c, ...; none past the tile's edges),
+  // and steps until the longest (j = 0) is done in the last row.
+  const unsigned len = (j < c && j < w && y < h) ? (w - j + c - 1) / c : 0;
+  const int steps = (w + c - 1) / c + h - 1;
+  uint8_t* row = tiles + y * kDeltaTileW;
+  int x = j;                // this thread's next byte
+  int next = row[kIn + x];  // and its input, loaded a step ahead
+  int left = 0, upper_left = 0;
+  // Step k + y codes element k of the channel row. Every lane computes and
+  // only those with a byte to code store: a step's latency is its chain of
+  // dependent instructions (one step a byte is the critical path of a
+  // tile), which branches and a load of the input within it would lengthen.
+  // Idle lanes compute from bytes 0..255 as well, so the quantiser table is
+  // never indexed outside its range.
+  for (int k = -y; k < steps - y; k++) {
+    // The row above coded element k last step and left it in `left`.
+    const int above = __shfl_up_sync(0xffffffffu, left, 1, kDeltaTileH);
+    // 0 outside the tile, as the CPU passes (the prediction ignores them)
+    const int a = k > 0 ? left : 0;
+    const int b = y > 0 ? above : 0;
+    const int d = (y > 0 && k > 0) ? upper_left : 0;
+    const int pred = delta_spatial_prediction(x, y, c, a, b, d);
+    int e;
+    if constexpr (kEncode)
+      e = q.quantise(next - pred);
+    else
+      e = delta_unfold(next);
+    const int r = q.nl.reconstruct(pred, e);
+    if (static_cast<unsigned>(k) < len) {
+      if constexpr (kEncode)
+        row[kSym + x] = static_cast<uint8_t>(delta_fold(e));
+      row[kRec + x] = static_cast<uint8_t>(r);
+      left = r;
+      x += c;
+      // (past the row's end: a byte of the row, never used)
+      next = row[kIn + min(x, kDeltaTileW - 1)];
+    }
+    upper_left = above;  // element k - 1 of the row above, next step
+  }
+}
+
+template <bool kLossless>
+__global__ void __launch_bounds__(kThreads)
+    tiles_encode_kernel(const __grid_constant__ TileFrame f, bool keyframe,
+                        uint8_t* __restrict__ symbols, uint8_t* __restrict__ modes) {
+  // The wavefront's tiles, the temporal symbols and reconstruction, the
+  // tables: words, so that the tables copy a word a thread.
+  constexpr int kTSym = 3 * kTileBytes, kTRec = 4 * kTileBytes, kCost = 5 * kTileBytes;
+  constexpr int kQuant = kCost + 4 * kCostWords;
+  __shared__ uint32_t words[kQuant / 4 + (kLossless ? 0 : kQuantWords)];
+  __shared__ int t_scratch[kWarps], s_scratch[kWarps];
+  uint8_t* const tiles = reinterpret_cast<uint8_t*>(words);
+  uint8_t* const src = tiles + kIn;
+  uint8_t* const s_sym = tiles + kSym;
+  uint8_t* const s_rec = tiles + kRec;
+  uint8_t* const t_sym = tiles + kTSym;
+  uint8_t* const t_rec = tiles + kTRec;
+  const uint8_t* const cost = tiles + kCost;
+  words[kCost / 4 + threadIdx.x] = f.cost[threadIdx.x];
+  if (!kLossless) {
+    for (int i = threadIdx.x; i < kQuantWords; i += kThreads) words[kQuant / 4 + i] = f.quantise[i];
+  }
+  const EncoderMath<kLossless> q(f.bound, reinterpret_cast<const int8_t*>(tiles + kQuant));
+  const TileSite s = find_tile(f);
+  const int x = threadIdx.x;
+  const bool column = x < s.w;
+  const size_t cp = s.p.cur_pitch, rp = s.p.ref_pitch, sp = s.p.row_bytes;
+  const uint8_t* cur = s.p.cur + s.y0 * cp + s.x0 + x;
+  uint8_t* ref = s.p.ref + s.y0 * rp + s.x0 + x;
+  uint8_t* sym = symbols + s.p.sym_offset + s.y0 * sp + s.x0 + x;
+  __syncthreads();  // the tables
+
+  // Stage the source; on a delta frame code it temporally on the way.
+  int t_cost = 0;
+  bool any = false;
+  if (column) {
+    const uint8_t* c_row = cur;
+    const uint8_t* r_row = ref;
+#pragma unroll
+    for (int y0 = 0; y0 < kDeltaTileH; y0 += kBatch) {
+      int cv[kBatch], rv[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; u++, c_row += cp, r_row += rp) {
+        if (y0 + u < s.h) {
+          cv[u] = *c_row;
+          if (!keyframe)
+            rv[u] = *r_row;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; u++) {
+        const int y = y0 + u, i = y * kDeltaTileW + x;
+        if (y < s.h) {
+          src[i] = static_cast<uint8_t>(cv[u]);
+          if (!keyframe) {
+            const int k = q.quantise(cv[u] - rv[u]);
+            const int m = delta_fold(k);
+            t_sym[i] = static_cast<uint8_t>(m);
+            t_rec[i] = static_cast<uint8_t>(q.nl.reconstruct(rv[u], k));
+            t_cost += cost[m];
+            any |= m != 0;
+          }
+        }
+      }
+    }
+  }
+
+  int t_total = 0;
+  if (keyframe) {
+    __syncthreads();  // `src` complete
+  } else {
+    if (!__syncthreads_or(any)) {  // every symbol 0: skip
+      if (threadIdx.x == 0)
+        modes[blockIdx.x] = kDeltaSkip;
+      if (column) {
+        uint8_t* out = sym;
+        for (int y = 0; y < s.h; y++, out += sp) *out = 0;
+      }
+      return;
+    }
+    t_total = block_sum(t_cost, t_scratch);
+  }
+
+  spatial_wavefront<true>(tiles, s.w, s.h, s.p.pixel_bytes, q);
+  __syncthreads();
+
+  bool temporal = false;  // the same in every thread: from block sums
+  if (!keyframe) {
+    int s_cost = 0;
+    if (column)
+      for (int y = 0; y < s.h; y++) s_cost += cost[s_sym[y * kDeltaTileW + x]];
+    temporal = t_total <= block_sum(s_cost, s_scratch);  // temporal on a tie
+  }
+  if (threadIdx.x == 0)
+    modes[blockIdx.x] = temporal ? kDeltaTemporal : kDeltaSpatial;
+  const uint8_t* out_sym = temporal ? t_sym : s_sym;
+  const uint8_t* out_rec = temporal ? t_rec : s_rec;
+  if (column) {
+#pragma unroll 4
+    for (int y = 0; y < s.h; y++, sym += sp, ref += rp) {
+      const int i = y * kDeltaTileW + x;
+      *sym = out_sym[i];
+      *ref = out_rec[i];
+    }
+  }
+}
+
+template <bool kLossless>
+__global__ void __launch_bounds__(kThreads)
+    tiles_decode_kernel(const __grid_constant__ TileFrame f, const uint8_t* __restrict__ symbols,
+                        const uint8_t* __restrict__ modes) {
+  __shared__ uint8_t tiles[2 * kTileBytes];
+  uint8_t* const s_sym = tiles + kIn;
+  uint8_t* const s_rec = tiles + kRec;
+  const int mode = modes[blockIdx.x];
+  if (mode == kDeltaSkip)
+    return;
+  const TileSite s = find_tile(f);
+  const DecoderMath<kLossless> q(f.quantiser);
+  const int x = threadIdx.x;
+  const bool column = x < s.w;
+  const size_t rp = s.p.ref_pitch, sp = s.p.row_bytes;
+  uint8_t* ref = s.p.ref + s.y0 * rp + s.x0 + x;
+  const uint8_t* sym = symbols + s.p.sym_offset + s.y0 * sp + s.x0 + x;
+
+  if (mode != kDeltaSpatial) {  // temporal (any other mode too, as on the CPU)
+    if (column) {
+#pragma unroll
+      for (int y0 = 0; y0 < kDeltaTileH; y0 += kBatch) {
+        int rv[kBatch], mv[kBatch];
+        const uint8_t* r_row = ref;
+        const uint8_t* m_row = sym;
+#pragma unroll
+        for (int u = 0; u < kBatch; u++, r_row += rp, m_row += sp) {
+          if (y0 + u < s.h) {
+            rv[u] = *r_row;
+            mv[u] = *m_row;
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; u++, ref += rp, sym += sp) {
+          if (y0 + u < s.h)
+            *ref = static_cast<uint8_t>(q.nl.reconstruct(rv[u], delta_unfold(mv[u])));
+        }
+      }
+    }
+    return;
+  }
+
+  if (column) {
+    const uint8_t* m_row = sym;
+#pragma unroll
+    for (int y = 0; y < kDeltaTileH; y++, m_row += sp)
+      if (y < s.h)
+        s_sym[y * kDeltaTileW + x] = *m_row;
+  }
+  __syncthreads();
+  spatial_wavefront<false>(tiles, s.w, s.h, s.p.pixel_bytes, q);
+  __syncthreads();
+  if (column) {
+#pragma unroll 4
+    for (int y = 0; y < s.h; y++, ref += rp) *ref = s_rec[y * kDeltaTileW + x];
+  }
+}
+
+// The kernels' view of the layout and images (`cur` null for the decoder),
+// and the number of tiles of all planes.
+Status make_frame(const DeltaLayout& layout, const ImageView* cur, const ImageView& ref,
+                  TileFrame* f, unsigned* tiles) {
+  if (layout.n_planes < 1 || layout.n_planes > kMaxPlanes)
+    return Status::invalid("delta tiles: the layout must have 1.." + std::to_string(kMaxPlanes) +
+                           " planes, has " + std::to_string(layout.n_planes));
+  *f = TileFrame{};
+  f->n_planes = layout.n_planes;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    TilePlane& t = f->plane[i];
+    t.cur = cur ? cur->data[i] : nullptr;
+    t.cur_pitch = cur ? cur->pitch[i] : 0;
+    t.ref = ref.data[i];
+    t.ref_pitch = ref.pitch[i];
+    t.sym_offset = layout.plane_offset[i];
+    t.row_bytes = p.row_bytes;
+    t.height = p.height;
+    t.pixel_bytes = p.pixel_bytes;
+    t.tiles_x = p.tiles_x;
+    t.first_tile = static_cast<unsigned>(layout.first_tile[i]);
+  }
+  // At most 16384 x 16384 x 4 bytes (make_delta_layout): 2^20 tiles.
+  *tiles = static_cast<unsigned>(layout.tile_count());
+  return Status::ok();
+}
+
+}  // namespace
+
+Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
+                               const ImageView& ref, int bound, bool keyframe,
+                               uint8_t* symbols, uint8_t* modes, StreamHandle stream) {
+  TileFrame f;
+  unsigned tiles = 0;
+  CUDAFX_TRY(make_frame(layout, &cur, ref, &f, &tiles));
+  if (tiles == 0)
+    return Status::ok();
+  f.bound = bound;
+  const DeltaEncoderQuantiser dq(bound);
+  uint8_t* quantise = reinterpret_cast<uint8_t*>(f.quantise);
+  for (int e = 0; e < kErrors; e++)
+    quantise[e] = static_cast<uint8_t>(static_cast<int8_t>(dq.quantise(e - 255)));
+  uint8_t* cost = reinterpret_cast<uint8_t*>(f.cost);
+  for (int m = 0; m < 256; m++) cost[m] = static_cast<uint8_t>(delta_symbol_cost(m));
+  if (bound == 0)
+    tiles_encode_kernel<true><<<tiles, kThreads, 0, stream>>>(f, keyframe, symbols, modes);
+  else
+    tiles_encode_kernel<false><<<tiles, kThreads, 0, stream>>>(f, keyframe, symbols, modes);
+  CUDAFX_CUDA_TRY(cudaGetLastError());
+  return Status::ok();
+}
+
+Status delta_tiles_decode_cuda(const DeltaLayout& layout, const uint8_t* symbols,
+                               const uint8_t* modes, int quantiser, const ImageView& ref,
+                               StreamHandle stream) {
+  TileFrame f;
+  unsigned tiles = 0;
+  CUDAFX_TRY(make_frame(layout, nullptr, ref, &f, &tiles));
+  if (tiles == 0)
+    return Status::ok();
+  f.quantiser = quantiser;  // the decoder's kernel reads no table
+  if (quantiser == 0)
+    tiles_decode_kernel<true><<<tiles, kThreads, 0, stream>>>(f, symbols, modes);
+  else
+    tiles_decode_kernel<false><<<tiles, kThreads, 0, stream>>>(f, symbols, modes);
+  CUDAFX_CUDA_TRY(cudaGetLastError());
+  return Status::ok();
+}
+
+}  // namespace cudafx

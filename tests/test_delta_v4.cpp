@@ -1,0 +1,449 @@
+// Format 4 of the delta codec, stage by stage: the near-lossless quantiser
+// (every threshold, prediction and source byte), the tile modes, the
+// per-frame entropy stage and its validation, and the CUDA prediction stage
+// against the CPU's. The stream-level tests of both formats are in
+// test_delta_codec.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <set>
+
+#include "cudafx/delta.hpp"
+#include "cudafx/delta_predict_math.hpp"
+#include "cudafx/delta_tile_entropy.hpp"
+#include "cudafx/delta_tiles.hpp"
+#include "support/clip.hpp"
+#include "support/delta_reseal.hpp"
+#include "support/gpu.hpp"
+#include "support/host_image.hpp"
+
+using namespace cudafx;
+using testing_support::HostImage;
+using testing_support::make_clip;
+
+namespace {
+
+DeltaLayout layout_of(const ImageDesc& desc) {
+  DeltaLayout l;
+  EXPECT_TRUE(make_delta_layout(desc, &l).is_ok());
+  return l;
+}
+
+std::vector<std::vector<uint8_t>> encode_v4(const std::vector<HostImage>& clip, int threshold,
+                                            int key_every) {
+  std::unique_ptr<DeltaEncoder> enc;
+  EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
+  std::vector<std::vector<uint8_t>> packets;
+  for (size_t n = 0; n < clip.size(); n++) {
+    DeltaEncodeSettings s;
+    s.threshold = threshold;
+    s.compression = DeltaCompression::Predictive;
+    s.force_keyframe = key_every > 0 && n % key_every == 0;
+    packets.emplace_back();
+    EXPECT_TRUE(enc->encode(clip[n].view(), s, &packets.back()).is_ok());
+  }
+  return packets;
+}
+
+// A smooth image (gradients and a disc) with sensor noise of +-3, where
+// spatial prediction works and a threshold of 4 removes the noise.
+void fill_smooth(const HostImage& img, int shift) {
+  std::mt19937 rng(17);
+  const ImageView& v = img.view();
+  for (int i = 0; i < format_info(v.desc.format).n_planes; i++) {
+    const PlaneView p = v.plane(i);
+    for (int y = 0; y < p.height; y++)
+      for (int x = 0; x < p.width * p.channels; x++) {
+        const int dx = x / p.channels - p.width / 2 - shift, dy = y - p.height / 2;
+        const int disc = dx * dx + dy * dy < p.height * p.height / 9 ? 60 : 0;
+        const int v = (x / p.channels + 2 * y + 40 * (x % p.channels) + disc) % 200 + 20;
+        p.data[static_cast<size_t>(y) * p.pitch + x] = static_cast<uint8_t>(v + rng() % 7 - 3);
+      }
+  }
+}
+
+}  // namespace
+
+// The guarantee of the format: for every threshold T, prediction and source
+// byte, the decoder's byte is within T of the source, the symbol fits the
+// alphabet, and fold/unfold are inverse.
+TEST(DeltaV4Quantiser, EveryThresholdPredictionAndSourceStayWithinTheThreshold) {
+  for (int t = 0; t <= 255; t++) {
+    const NearLossless nl(t);
+    ASSERT_LE(nl.range, 256);
+    ASSERT_GT(nl.range * nl.step, 255 + 2 * t) << "T " << t;
+    int worst = 0, bad_symbol = 0;
+    for (int pred = 0; pred < 256; pred++)
+      for (int src = 0; src < 256; src++) {
+        const int k = nl.quantise(src - pred);
+        const int m = delta_fold(k);
+        bad_symbol += m < 0 || m >= nl.range || delta_unfold(m) != k;
+        worst = std::max(worst, std::abs(src - nl.reconstruct(pred, k)));
+      }
+    EXPECT_LE(worst, t) << "T " << t;
+    EXPECT_EQ(bad_symbol, 0) << "T " << t;
+    if (t == 0) {
+      EXPECT_EQ(worst, 0);
+    }
+  }
+}
+
+// The encoder's quantiser for a bound T: errors within T become 0 (the
+// prediction stands), the others are quantised with Q = T / 2; every byte
+// ends within T, and within Q where a non-zero symbol was sent.
+TEST(DeltaV4Quantiser, EncoderDeadZoneKeepsEveryByteWithinTheBound) {
+  for (int t = 0; t <= 255; t++) {
+    const DeltaEncoderQuantiser q(t);
+    ASSERT_EQ(q.nl.t, t / 2);
+    int worst = 0, worst_sent = 0, bad_zero = 0;
+    for (int pred = 0; pred < 256; pred++)
+      for (int src = 0; src < 256; src++) {
+        const int k = q.quantise(src - pred);
+        const int err = std::abs(src - q.nl.reconstruct(pred, k));
+        worst = std::max(worst, err);
+        if (k != 0)
+          worst_sent = std::max(worst_sent, err);
+        bad_zero += (std::abs(src - pred) <= t) != (k == 0);
+      }
+    EXPECT_LE(worst, t) << "T " << t;
+    EXPECT_LE(worst_sent, t / 2) << "T " << t;
+    EXPECT_EQ(bad_zero, 0) << "T " << t;
+  }
+}
+
+TEST(DeltaV4Quantiser, FoldMapsSmallErrorsToSmallSymbols) {
+  const int want[] = {0, -1, 1, -2, 2, -3, 3};
+  for (int m = 0; m < 7; m++) {
+    EXPECT_EQ(delta_unfold(m), want[m]);
+    EXPECT_EQ(delta_fold(want[m]), m);
+  }
+  EXPECT_EQ(delta_med(10, 20, 25), 10);  // c above both: the smaller
+  EXPECT_EQ(delta_med(10, 20, 5), 20);   // c below both: the larger
+  EXPECT_EQ(delta_med(10, 20, 15), 15);  // between: the plane a + b - c
+}
+
+// Intra-only streams (every frame a keyframe) and streams with deltas keep
+// every byte within the threshold, for every threshold, in every plane
+// layout the codec has (1, 2, 3, 4 bytes a pixel; 3 planes).
+TEST(DeltaV4Stream, EveryThresholdHoldsOnKeyframesAndDeltas) {
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::NV12, PixelFormat::I420,
+                        PixelFormat::GRAY8}) {
+    const ImageDesc desc{f, 37, 19};
+    const auto clip = make_clip(desc, 3, 7);
+    for (int t = 0; t <= 255; t++) {
+      for (int key_every : {1, 0}) {
+        const auto packets = encode_v4(clip, t, key_every);
+        std::unique_ptr<DeltaDecoder> dec;
+        ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+        for (size_t n = 0; n < clip.size(); n++) {
+          std::string err;
+          ASSERT_EQ(dec->decode(packets[n].data(), packets[n].size(), &err),
+                    DeltaDecodeResult::Frame)
+              << format_info(f).name << " T " << t << " frame " << n << ": " << err;
+          ASSERT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[n].view()), t)
+              << format_info(f).name << " T " << t << " frame " << n;
+        }
+      }
+    }
+  }
+}
+
+// Keyframes are predicted and quantised too: on a smooth picture with
+// noise, a threshold above the noise makes them much smaller than lossless,
+// and lossless ones are smaller than the raw frame.
+TEST(DeltaV4Stream, KeyframesHonourAndProfitFromTheThreshold) {
+  const ImageDesc desc{PixelFormat::RGBA, 320, 240};
+  std::vector<HostImage> clip;
+  clip.emplace_back(desc);
+  fill_smooth(clip[0], 0);
+  const size_t lossless = encode_v4(clip, 0, 1)[0].size();
+  const size_t t4 = encode_v4(clip, 4, 1)[0].size();
+  DeltaLayout l = layout_of(desc);
+  EXPECT_LT(lossless * 3 / 2, l.frame_bytes);
+  EXPECT_LT(t4 * 3, lossless);
+}
+
+// A frame equal to its reference skips every tile: the packet is the
+// header, the quantiser, the tables (every context unused but the mode
+// context, with one value) and the lane directory with no lane present.
+TEST(DeltaV4Stream, UnchangedFrameCostsTablesAndAnEmptyDirectory) {
+  const ImageDesc desc{PixelFormat::NV12, 640, 480};
+  HostImage f(desc);
+  f.fill_random(3);
+  std::unique_ptr<DeltaEncoder> enc;
+  ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
+  std::vector<uint8_t> pkt;
+  DeltaEncodeStats st;
+  ASSERT_TRUE(enc->encode(f.view(), {}, &pkt, &st).is_ok());
+  EXPECT_TRUE(st.keyframe);
+  ASSERT_TRUE(enc->encode(f.view(), {}, &pkt, &st).is_ok());
+  EXPECT_FALSE(st.keyframe);
+  EXPECT_EQ(st.changed_bytes, 0u);
+  const size_t lanes = delta_lanes(enc->layout()).size();
+  // A count of 9 bits a context, and the Elias gamma code of 4096 + 1 (25 bits).
+  const size_t table_bytes = (kDeltaContexts * 9 + 25 + 7) / 8;
+  EXPECT_EQ(pkt.size(), kDeltaHeaderSize + 1 + table_bytes + (lanes + 7) / 8);
+}
+
+// The modes: tiles within the threshold are skipped, a brightness change is
+// coded temporally, new smooth content spatially, a keyframe all spatially;
+// decoding the modes and symbols rebuilds the encoder's reference.
+TEST(DeltaV4Tiles, ModesFollowTheContentAndDecodeToTheEncodersReference) {
+  const ImageDesc desc{PixelFormat::GRAY8, 256, 64};
+  const DeltaLayout l = layout_of(desc);
+  HostImage ref(desc), cur(desc), dec_ref(desc);
+  std::mt19937 rng(5);
+  for (int y = 0; y < 64; y++)
+    for (int x = 0; x < 256; x++) {
+      const uint8_t noise = static_cast<uint8_t>(rng());
+      ref.view().data[0][y * ref.view().pitch[0] + x] = noise;
+      uint8_t c = noise;
+      if (x < 64)
+        c = static_cast<uint8_t>(std::min(255, noise + 30));  // brighter: temporal
+      else if (x < 128)
+        c = static_cast<uint8_t>(x + y);  // new smooth content: spatial
+      else if (x < 192)
+        c = static_cast<uint8_t>(std::clamp(noise + (x + y) % 5 - 2, 0, 255));  // within 2: skipped
+      cur.view().data[0][y * cur.view().pitch[0] + x] = c;
+    }
+  dec_ref.copy_from(ref.view());
+  std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+  const size_t coded =
+      delta_tiles_encode_cpu(l, cur.view(), ref.view(), 2, false, symbols.data(), modes.data());
+  for (int ty = 0; ty < 4; ty++) {
+    for (int tx = 0; tx < 4; tx++) {
+      const int want[] = {kDeltaTemporal, kDeltaSpatial, kDeltaSkip, kDeltaSkip};
+      EXPECT_EQ(modes[ty * 4 + tx], want[tx]) << "tile " << tx << "," << ty;
+    }
+  }
+  EXPECT_EQ(coded, size_t(2 * 64 * 64));
+  EXPECT_LE(testing_support::max_abs_diff(ref.view(), cur.view()), 2);
+  delta_tiles_decode_cpu(l, symbols.data(), modes.data(), delta_quantiser_for(2), dec_ref.view());
+  EXPECT_TRUE(testing_support::bytes_equal(dec_ref.view(), ref.view()));
+  // A keyframe: every tile spatial, every symbol coded.
+  EXPECT_EQ(delta_tiles_encode_cpu(l, cur.view(), ref.view(), 2, true, symbols.data(),
+                                   modes.data()),
+            l.frame_bytes);
+  for (uint8_t m : modes) EXPECT_EQ(m, kDeltaSpatial);
+}
+
+// Lanes: up to 8 tiles of one tile row of one plane, in plane, row, column
+// order.
+TEST(DeltaV4Entropy, LanesFollowTheFormat) {
+  const DeltaLayout l = layout_of({PixelFormat::I420, 1100, 40});  // Y: 1100 bytes = 18 tiles
+  const auto lanes = delta_lanes(l);
+  // Y: 3 rows x 3 lanes (8, 8, 2 tiles); U, V: 550 bytes = 9 tiles, 2 rows x 2 lanes.
+  ASSERT_EQ(lanes.size(), 9u + 4u + 4u);
+  EXPECT_EQ(lanes[2].tiles, 2);
+  EXPECT_EQ(lanes[2].tx0, 16);
+  EXPECT_EQ(lanes[2].symbols, size_t(1100 - 16 * 64) * 16);
+  EXPECT_EQ(lanes[8].ty, 2);
+  EXPECT_EQ(lanes[8].symbols, size_t(1100 - 16 * 64) * 8);
+  EXPECT_EQ(lanes[9].plane, 1);
+  EXPECT_EQ(lanes[9].first_tile, l.first_tile[1]);
+  EXPECT_EQ(lanes[10].tiles, 1);
+}
+
+// Damage behind valid CRCs: every payload byte flipped in turn, and cut
+// payloads. The decoder rejects the packet (naming the format-4 layer or the
+// reconstruction checksum), or the damage changed nothing decoded.
+TEST(DeltaV4Entropy, DamageBehindValidCrcsIsCaught) {
+  const ImageDesc desc{PixelFormat::I420, 96, 64};
+  const auto clip = make_clip(desc, 3, 12);
+  for (int t : {0, 3}) {
+    const auto packets = encode_v4(clip, t, 0);
+    for (size_t which : {size_t(0), size_t(1)}) {
+      const std::vector<uint8_t>& p = packets[which];
+      auto verdict = [&](std::vector<uint8_t> damaged, std::string* err) {
+        testing_support::reseal_delta_packet(damaged.data(), damaged.size());
+        std::unique_ptr<DeltaDecoder> dec;
+        EXPECT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+        if (which == 1)
+          EXPECT_EQ(dec->decode(packets[0].data(), packets[0].size(), err),
+                    DeltaDecodeResult::Frame);
+        const DeltaDecodeResult r = dec->decode(damaged.data(), damaged.size(), err);
+        if (r == DeltaDecodeResult::Frame) {
+          EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[which].view()), t);
+          EXPECT_EQ(delta_checksum(dec->layout(), dec->reconstruction()),
+                    dec->last_info().recon_checksum);
+        }
+        return r;
+      };
+      int caught = 0;
+      for (size_t i = kDeltaHeaderSize; i < p.size(); i++) {
+        std::vector<uint8_t> q = p;
+        q[i] ^= 0x21;
+        std::string err;
+        if (verdict(q, &err) == DeltaDecodeResult::Corrupt) {
+          caught++;
+          EXPECT_TRUE(err.rfind("delta packet: v4 payload: ", 0) == 0 ||
+                      err == "reconstruction checksum mismatch: decoder out of sync")
+              << err;
+        }
+      }
+      EXPECT_GT(caught, static_cast<int>(p.size() - kDeltaHeaderSize) * 9 / 10)
+          << "T " << t << " packet " << which;
+      for (size_t cut : {size_t(1), size_t(7), p.size() / 2}) {
+        std::vector<uint8_t> q(p.begin(), p.end() - cut);
+        std::string err;
+        EXPECT_EQ(verdict(q, &err), DeltaDecodeResult::Corrupt) << "cut " << cut;
+        EXPECT_EQ(err.rfind("delta packet: v4 payload: ", 0), 0u) << err;
+      }
+    }
+  }
+}
+
+// The quantiser byte that starts the payload may not exceed the header's
+// threshold (the bound the stream promises).
+TEST(DeltaV4Entropy, QuantiserAboveTheThresholdIsRejected) {
+  const ImageDesc desc{PixelFormat::RGB, 40, 20};
+  const auto clip = make_clip(desc, 1, 4);
+  std::vector<uint8_t> p = encode_v4(clip, 4, 0)[0];
+  ASSERT_EQ(p[7], 4);
+  ASSERT_EQ(p[kDeltaHeaderSize], 2);
+  p[kDeltaHeaderSize] = 5;
+  testing_support::reseal_delta_packet(p.data(), p.size());
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+  std::string err;
+  EXPECT_EQ(dec->decode(p.data(), p.size(), &err), DeltaDecodeResult::Corrupt);
+  EXPECT_EQ(err, "delta packet: v4 payload: quantiser 5 above the threshold 4");
+}
+
+TEST(DeltaV4Entropy, InvalidTablesAndDirectoriesNameTheCause) {
+  const ImageDesc desc{PixelFormat::GRAY8, 64, 16};  // one tile, one lane
+  const DeltaLayout l = layout_of(desc);
+  std::unique_ptr<DeltaTileEntropy> e;
+  ASSERT_TRUE(DeltaTileEntropy::create(l, &e).is_ok());
+  std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+  auto decode = [&](const std::vector<uint8_t>& data, bool key, size_t coded) {
+    const Status s = e->decode(0, key, data.data(), data.size(), coded, symbols.data(),
+                               modes.data());
+    return s.message();
+  };
+  EXPECT_EQ(decode({}, true, 1024), "v4 payload: truncated tables");
+  // Context 0 announcing 300 entries (9 bits: 300 = 0b100101100).
+  std::vector<uint8_t> big = {0x2c, 0x01};
+  EXPECT_EQ(decode(big, true, 1024), "v4 payload: table 0 has 300 entries, more than its alphabet");
+  // Context 0 with one entry of frequency 7 (gamma(8) = 000 1 000).
+  std::vector<uint8_t> sum = {0x01, 0x10, 0x00};
+  EXPECT_EQ(decode(sum, true, 1024), "v4 payload: frequencies of table 0 add up to 7");
+  // Valid empty tables (22 x 9 zero bits = 25 bytes) then an empty directory.
+  ASSERT_EQ(kDeltaContexts, 22);
+  std::vector<uint8_t> tables(25, 0);
+  EXPECT_EQ(decode(tables, true, 1024), "v4 payload: truncated lane directory");
+  std::vector<uint8_t> no_lane = tables;
+  no_lane.push_back(0);
+  EXPECT_EQ(decode(no_lane, true, 1024), "v4 payload: keyframe without lane 0");
+  EXPECT_EQ(decode(no_lane, false, 0), "");  // a delta frame skipping everything
+  EXPECT_EQ(modes[0], kDeltaSkip);
+  EXPECT_EQ(decode(no_lane, false, 1024),
+            "v4 payload: the lanes code 0 symbols, the header says 1024");
+  std::vector<uint8_t> pad = tables;
+  pad.push_back(0x02);
+  EXPECT_EQ(decode(pad, false, 0), "v4 payload: lane bits beyond the last lane");
+  std::vector<uint8_t> lane = tables;
+  lane.insert(lane.end(), {0x01, 0x04, 0x00, 1, 2, 3, 4});
+  EXPECT_EQ(decode(lane, false, 0), "v4 payload: lane 0 shorter than its states");
+  lane[lane.size() - 6] = 0x09;
+  EXPECT_EQ(decode(lane, false, 0), "v4 payload: lane sizes add up to 9 bytes but 4 follow");
+  lane.insert(lane.end(), {5, 6, 7, 8});
+  lane[lane.size() - 10] = 0x08;
+  EXPECT_EQ(decode(lane, false, 0), "v4 payload: lane 0 is damaged");  // no mode table
+}
+
+// The CUDA prediction stage gives the CPU's modes, symbols and
+// reconstruction, on keyframes and delta frames, every plane layout, odd
+// sizes (clipped tiles) and odd pitches.
+class DeltaV4Cuda : public ::testing::TestWithParam<int> {};
+
+TEST_P(DeltaV4Cuda, TilesEqualTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const int threshold = GetParam();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::BGR, PixelFormat::GRAY8,
+                        PixelFormat::I420, PixelFormat::NV12, PixelFormat::Y444}) {
+    for (const auto& size : {std::pair<int, int>{173, 97}, {1, 1}, {64, 16}, {333, 211}}) {
+      const ImageDesc desc{f, size.first, size.second};
+      const DeltaLayout l = layout_of(desc);
+      const auto clip = make_clip(desc, 4, 3 + threshold);
+      HostImage ref(desc);
+      testing_support::DeviceImage cur_dev(desc, 3), ref_dev(desc, 5);
+      DeviceBuffer sym_dev, mode_dev;
+      ASSERT_TRUE(sym_dev.allocate(l.frame_bytes).is_ok());
+      ASSERT_TRUE(mode_dev.allocate(l.tile_count()).is_ok());
+      std::vector<uint8_t> sym(l.frame_bytes), mode(l.tile_count());
+      std::vector<uint8_t> sym_gpu(l.frame_bytes), mode_gpu(l.tile_count());
+      for (size_t n = 0; n < clip.size(); n++) {
+        const bool key = n == 0 || n == 2;
+        ASSERT_TRUE(cur_dev.upload(clip[n].view(), stream.get()).is_ok());
+        if (n == 0)
+          ASSERT_TRUE(ref_dev.upload(ref.view(), stream.get()).is_ok());
+        delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), threshold, key, sym.data(),
+                               mode.data());
+        const Status s = delta_tiles_encode_cuda(l, cur_dev.view(), ref_dev.view(), threshold, key,
+                                                 sym_dev.bytes(), mode_dev.bytes(), stream.get());
+        ASSERT_TRUE(s.is_ok()) << s.message();
+        HostImage got(desc);
+        ASSERT_TRUE(ref_dev.download(got.view(), stream.get()).is_ok());
+        ASSERT_TRUE(copy_bytes_async(sym_gpu.data(), sym_dev.get(), sym.size(), stream.get()).is_ok());
+        ASSERT_TRUE(copy_bytes_async(mode_gpu.data(), mode_dev.get(), mode.size(), stream.get()).is_ok());
+        ASSERT_TRUE(stream.synchronize().is_ok());
+        const std::string where = std::string(format_info(f).name) + " " +
+                                  std::to_string(size.first) + "x" + std::to_string(size.second) +
+                                  " frame " + std::to_string(n);
+        EXPECT_EQ(mode, mode_gpu) << where;
+        EXPECT_EQ(sym, sym_gpu) << where;
+        EXPECT_TRUE(testing_support::bytes_equal(got.view(), ref.view())) << where;
+      }
+    }
+  }
+}
+
+// The decoding kernel rebuilds, from modes and symbols, what the CPU decoder
+// rebuilds.
+TEST_P(DeltaV4Cuda, DecodingEqualsTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const int threshold = GetParam();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::GRAY8, PixelFormat::I420,
+                        PixelFormat::NV12}) {
+    for (const auto& size : {std::pair<int, int>{173, 97}, {1, 1}, {333, 211}}) {
+      const ImageDesc desc{f, size.first, size.second};
+      const DeltaLayout l = layout_of(desc);
+      const auto clip = make_clip(desc, 3, 9 + threshold);
+      HostImage enc_ref(desc), cpu_ref(desc);
+      testing_support::DeviceImage gpu_ref(desc, 7);
+      DeviceBuffer sym_dev, mode_dev;
+      ASSERT_TRUE(sym_dev.allocate(l.frame_bytes).is_ok());
+      ASSERT_TRUE(mode_dev.allocate(l.tile_count()).is_ok());
+      ASSERT_TRUE(gpu_ref.upload(cpu_ref.view(), stream.get()).is_ok());
+      std::vector<uint8_t> sym(l.frame_bytes), mode(l.tile_count());
+      for (size_t n = 0; n < clip.size(); n++) {
+        delta_tiles_encode_cpu(l, clip[n].view(), enc_ref.view(), threshold, n == 0, sym.data(),
+                               mode.data());
+        delta_tiles_decode_cpu(l, sym.data(), mode.data(), delta_quantiser_for(threshold),
+                               cpu_ref.view());
+        ASSERT_TRUE(copy_bytes_async(sym_dev.get(), sym.data(), sym.size(), stream.get()).is_ok());
+        ASSERT_TRUE(copy_bytes_async(mode_dev.get(), mode.data(), mode.size(), stream.get()).is_ok());
+        const Status s = delta_tiles_decode_cuda(l, sym_dev.bytes(), mode_dev.bytes(),
+                                                 delta_quantiser_for(threshold), gpu_ref.view(),
+                                                 stream.get());
+        ASSERT_TRUE(s.is_ok()) << s.message();
+        HostImage got(desc);
+        ASSERT_TRUE(gpu_ref.download(got.view(), stream.get()).is_ok());
+        ASSERT_TRUE(stream.synchronize().is_ok());
+        EXPECT_TRUE(testing_support::bytes_equal(cpu_ref.view(), enc_ref.view()));
+        EXPECT_TRUE(testing_support::bytes_equal(got.view(), cpu_ref.view()))
+            << format_info(f).name << " " << size.first << "x" << size.second << " frame " << n;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Thresholds, DeltaV4Cuda, ::testing::Values(0, 1, 10, 255),
+                         [](const auto& info) { return "T" + std::to_string(info.param); });
