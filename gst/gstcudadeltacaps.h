@@ -13,10 +13,12 @@
 #define GST_CUDA_DELTA_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, GRAY8, I420, NV12 }"
 #define GST_CUDA_DELTA_CUDA_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, I420, NV12 }"
 
-/* The version in the caps is the bitstream's (docs/delta-format.md). */
-#define GST_CUDA_DELTA_VERSION "3"
-static_assert (cudafx::kDeltaVersion == 3, "GST_CUDA_DELTA_VERSION follows kDeltaVersion");
+/* The version in the caps is the bitstream's (docs/delta-format.md): 4 for
+ * compression=predictive, 3 for the others; decoders take both. */
+#define GST_CUDA_DELTA_VERSIONS "{ 3, 4 }"
+static_assert (cudafx::kDeltaVersion == 4 && cudafx::kDeltaVersion3 == 3,
+    "GST_CUDA_DELTA_VERSIONS follows kDeltaVersion");
 
 #define GST_CUDA_DELTA_CAPS \
-  GST_CUDA_DELTA_MEDIA_TYPE ", version = (int) " GST_CUDA_DELTA_VERSION ", format = (string) " GST_CUDA_DELTA_FORMATS \
+  GST_CUDA_DELTA_MEDIA_TYPE ", version = (int) " GST_CUDA_DELTA_VERSIONS ", format = (string) " GST_CUDA_DELTA_FORMATS \
   ", width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], framerate = " GST_VIDEO_FPS_RANGE

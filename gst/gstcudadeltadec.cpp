@@ -125,7 +125,8 @@ gst_cuda_delta_dec_set_format (GstVideoDecoder * decoder, GstVideoCodecState * s
   gint width = 0, height = 0, version = 0;
   gst_structure_get_int (s, "version", &version);
   if (!format || !gst_structure_get_int (s, "width", &width) ||
-      !gst_structure_get_int (s, "height", &height) || version != cudafx::kDeltaVersion) {
+      !gst_structure_get_int (s, "height", &height) ||
+      (version != cudafx::kDeltaVersion && version != cudafx::kDeltaVersion3)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Incomplete delta stream caps"),
         ("%" GST_PTR_FORMAT, state->caps));
     return FALSE;

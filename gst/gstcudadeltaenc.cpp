@@ -2,12 +2,15 @@
  * SECTION:element-cudadeltaenc
  * @title: cudadeltaenc
  *
- * Encodes video as a closed-loop thresholded frame delta: a keyframe, then
- * per frame only the bytes that changed by more than #GstCudaDeltaEnc:threshold
- * since what the decoder last reconstructed, grouped in 64-byte x 16-row
- * tiles and entropy-coded (#GstCudaDeltaEnc:compression: by default rANS with
- * context models that adapt from keyframe to keyframe; zstd, or none). The
- * encoder keeps the decoder's
+ * Encodes video as a closed-loop thresholded frame delta in 64-byte x
+ * 16-row tiles. With #GstCudaDeltaEnc:compression=predictive (the default,
+ * bitstream version 4) a tile whose bytes are all within
+ * #GstCudaDeltaEnc:threshold of what the decoder last reconstructed is
+ * skipped, and any other is predicted from that reconstruction or from its
+ * own pixels, its errors quantised in steps of 2 x threshold + 1, keyframes
+ * included, and each frame is rANS-coded with tables of its own; rans, zstd
+ * and none write version 3 (residuals of the changed bytes, raw keyframes).
+ * The encoder keeps the decoder's
  * reconstruction as its reference, so every decoded byte stays within the
  * threshold of its source on every frame; threshold 0 is lossless. Streams
  * over RTP with rtpgstpay; cudadeltadec decodes. The format is documented in
@@ -69,7 +72,7 @@ enum
 
 #define DEFAULT_THRESHOLD 4
 #define DEFAULT_KEY_INT_MAX 0
-#define DEFAULT_COMPRESSION GST_CUDA_DELTA_COMPRESSION_RANS
+#define DEFAULT_COMPRESSION GST_CUDA_DELTA_COMPRESSION_PREDICTIVE
 #define DEFAULT_ZSTD_LEVEL 3
 #define DEFAULT_POST_STATS FALSE
 #define DEFAULT_STATS_INTERVAL 1000
@@ -97,6 +100,7 @@ struct GstCudaDeltaEncState
   guint64 frames = 0;
   guint since_key = 0;
   bool key_next = false;        /* after a flush: the next frame is a keyframe */
+  gint caps_version = 0;        /* the format version the source caps say */
   /* running bitrate: bytes of the frames within the last second */
   std::vector < std::pair < GstClockTime, guint >> window;
   guint64 window_bytes = 0;
@@ -139,6 +143,27 @@ release_encoders (GstCudaDeltaEncState * st)
   }
 }
 
+/* The source caps for the input's format and the bitstream's version (4
+ * for compression=predictive, 3 for the others): at set_format, and again
+ * when `compression` moves between the two while PLAYING. */
+static void
+set_output_caps (GstCudaDeltaEnc * self, gint version)
+{
+  GstCudaDeltaEncState *st = self->state;
+  const GstVideoInfo *info = &st->input->info;
+  GstCaps *caps = gst_caps_new_simple (GST_CUDA_DELTA_MEDIA_TYPE,
+      "version", G_TYPE_INT, version,
+      "format", G_TYPE_STRING, gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (info)),
+      "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH (info),
+      "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT (info),
+      "framerate", GST_TYPE_FRACTION, GST_VIDEO_INFO_FPS_N (info),
+      GST_VIDEO_INFO_FPS_D (info), nullptr);
+  GstVideoCodecState *out =
+      gst_video_encoder_set_output_state (GST_VIDEO_ENCODER (self), caps, st->input);
+  gst_video_codec_state_unref (out);
+  st->caps_version = version;
+}
+
 static gboolean
 gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * state)
 {
@@ -170,15 +195,11 @@ gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * s
   st->input = gst_video_codec_state_ref (state);
   st->since_key = 0;
 
-  GstCaps *caps = gst_caps_new_simple (GST_CUDA_DELTA_MEDIA_TYPE,
-      "version", G_TYPE_INT, cudafx::kDeltaVersion,
-      "format", G_TYPE_STRING, gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&state->info)),
-      "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH (&state->info),
-      "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT (&state->info),
-      "framerate", GST_TYPE_FRACTION, GST_VIDEO_INFO_FPS_N (&state->info),
-      GST_VIDEO_INFO_FPS_D (&state->info), nullptr);
-  GstVideoCodecState *out = gst_video_encoder_set_output_state (encoder, caps, state);
-  gst_video_codec_state_unref (out);
+  GST_OBJECT_LOCK (self);
+  const GstCudaDeltaCompression compression = st->compression;
+  GST_OBJECT_UNLOCK (self);
+  set_output_caps (self,
+      cudafx::delta_format_version (gst_cuda_delta_compression_to_op (compression)));
 
   /* Encoding is per frame, no reordering: at most one frame of latency. */
   GstClockTime frame_dur = GST_CLOCK_TIME_NONE;
@@ -298,6 +319,16 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   GST_OBJECT_UNLOCK (self);
   settings.force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME (frame) ||
       st->key_next || (key_int_max > 0 && st->since_key >= key_int_max);
+  /* Another bitstream version: new caps, and a keyframe to start it. */
+  const gint version = cudafx::delta_format_version (settings.compression);
+  if (version != st->caps_version) {
+    set_output_caps (self, version);
+    if (!gst_video_encoder_negotiate (encoder)) {
+      gst_video_encoder_finish_frame (encoder, frame);
+      return GST_FLOW_NOT_NEGOTIATED;
+    }
+    settings.force_keyframe = true;
+  }
 
   cudafx::DeltaEncodeStats stats;
   const cudafx::Status s = st->cuda_encoder ? encode_cuda (self, frame, settings, &stats) :

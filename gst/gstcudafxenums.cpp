@@ -79,10 +79,13 @@ gst_cuda_delta_compression_get_type (void)
 {
   static GType type = 0;
   static const GEnumValue values[] = {
-    {GST_CUDA_DELTA_COMPRESSION_NONE, "No entropy stage", "none"},
-    {GST_CUDA_DELTA_COMPRESSION_ZSTD, "zstd", "zstd"},
+    {GST_CUDA_DELTA_COMPRESSION_NONE, "Format 3, no entropy stage", "none"},
+    {GST_CUDA_DELTA_COMPRESSION_ZSTD, "Format 3, zstd", "zstd"},
     {GST_CUDA_DELTA_COMPRESSION_RANS,
-        "Context-modelled rANS for delta frames (zstd for keyframes)", "rans"},
+        "Format 3: context-modelled rANS for delta frames (zstd for keyframes)", "rans"},
+    {GST_CUDA_DELTA_COMPRESSION_PREDICTIVE,
+          "Format 4: every tile predicted (temporal or spatial) within the threshold, "
+          "keyframes included, and rANS-coded with per-frame tables", "predictive"},
     {0, nullptr, nullptr},
   };
   return register_enum (&type, "GstCudaDeltaCompression", values);
@@ -290,7 +293,9 @@ gst_cuda_delta_compression_to_op (GstCudaDeltaCompression c)
     case GST_CUDA_DELTA_COMPRESSION_ZSTD:
       return cudafx::DeltaCompression::Zstd;
     case GST_CUDA_DELTA_COMPRESSION_RANS:
-    default:
       return cudafx::DeltaCompression::Rans;
+    case GST_CUDA_DELTA_COMPRESSION_PREDICTIVE:
+    default:
+      return cudafx::DeltaCompression::Predictive;
   }
 }

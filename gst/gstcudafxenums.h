@@ -58,6 +58,7 @@ typedef enum
   GST_CUDA_DELTA_COMPRESSION_NONE,
   GST_CUDA_DELTA_COMPRESSION_ZSTD,
   GST_CUDA_DELTA_COMPRESSION_RANS,
+  GST_CUDA_DELTA_COMPRESSION_PREDICTIVE,
 } GstCudaDeltaCompression;
 #define GST_TYPE_CUDA_DELTA_COMPRESSION (gst_cuda_delta_compression_get_type ())
 GType gst_cuda_delta_compression_get_type (void);

@@ -71,7 +71,7 @@ bool keyframe_requested(GstHarness* h) {
 
 // The delta stream's caps for frames of `d`.
 std::string stream_caps(const ImageDesc& d) {
-  return std::string("video/x-cudafx-delta,version=3,format=") + format_info(d.format).name +
+  return std::string("video/x-cudafx-delta,version=4,format=") + format_info(d.format).name +
          ",width=" + std::to_string(d.width) + ",height=" + std::to_string(d.height) +
          ",framerate=30/1";
 }
@@ -123,6 +123,48 @@ TEST(DeltaElements, ForceKeyUnitGivesAKeyframe) {
       h, gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 1));
   EXPECT_TRUE(push_pull_is_key(2));
   EXPECT_FALSE(push_pull_is_key(3));
+  gst_harness_teardown(h);
+}
+
+// compression=predictive (the default) streams format 4, the others format
+// 3; the caps say which, and a change while PLAYING renegotiates and starts
+// the new format with a keyframe. A decoder takes either, frame by frame.
+TEST(DeltaElements, CompressionSetsTheCapsVersionAndMayChangeWhilePlaying) {
+  const ImageDesc desc{PixelFormat::I420, 64, 48};
+  const auto clip = make_clip(desc, 6, 8);
+  GstHarness* h = gst_harness_new("cudadeltaenc");
+  g_object_set(h->element, "threshold", 3u, nullptr);
+  gst_harness_set_src_caps_str(h, caps_string(desc).c_str());
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+  auto push_pull = [&](int n, int want_version, bool want_key) {
+    ASSERT_EQ(gst_harness_push(h, timed_buffer(clip[n], n)), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(!GST_BUFFER_FLAG_IS_SET(out, GST_BUFFER_FLAG_DELTA_UNIT), want_key) << "frame " << n;
+    GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+    gint version = 0;
+    gst_structure_get_int(gst_caps_get_structure(caps, 0), "version", &version);
+    gst_caps_unref(caps);
+    EXPECT_EQ(version, want_version) << "frame " << n;
+    GstMapInfo map;
+    ASSERT_TRUE(gst_buffer_map(out, &map, GST_MAP_READ));
+    EXPECT_EQ(map.data[4], want_version) << "frame " << n;
+    std::string err;
+    EXPECT_EQ(dec->decode(map.data, map.size, &err), DeltaDecodeResult::Frame) << err;
+    gst_buffer_unmap(out, &map);
+    gst_buffer_unref(out);
+    EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[n].view()), 3);
+  };
+  push_pull(0, 4, true);
+  push_pull(1, 4, false);
+  gst_util_set_object_arg(G_OBJECT(h->element), "compression", "rans");
+  push_pull(2, 3, true);
+  push_pull(3, 3, false);
+  gst_util_set_object_arg(G_OBJECT(h->element), "compression", "zstd");  // still format 3
+  push_pull(4, 3, false);
+  gst_util_set_object_arg(G_OBJECT(h->element), "compression", "predictive");
+  push_pull(5, 4, true);
   gst_harness_teardown(h);
 }
 
@@ -263,7 +305,7 @@ TEST(DeltaElements, DecoderDropsDamagedFramesAndAsksForAKeyframe) {
   }
   GstHarness* h = gst_harness_new("cudadeltadec");
   gst_harness_set_src_caps_str(
-      h, "video/x-cudafx-delta,version=3,format=RGBA,width=80,height=40,framerate=30/1");
+      h, "video/x-cudafx-delta,version=4,format=RGBA,width=80,height=40,framerate=30/1");
   auto push = [&](std::vector<uint8_t> bytes, int n) {
     GstBuffer* b =
         bytes.empty() ? gst_buffer_new() : gst_buffer_new_memdup(bytes.data(), bytes.size());
@@ -489,7 +531,7 @@ TEST(DeltaDecoderErrors, UnframedFileEndsInAnErrorNamingTheCause) {
   const int fd = g_file_open_tmp("cudafx-delta-XXXXXX.bin", &path, nullptr);
   ASSERT_GE(fd, 0);
   close(fd);
-  const std::string caps = "video/x-cudafx-delta,version=3,format=I420,width=128,height=96,"
+  const std::string caps = "video/x-cudafx-delta,version=4,format=I420,width=128,height=96,"
                            "framerate=30/1";
   auto run = [](const std::string& pipeline, std::vector<std::string>* messages) {
     GstElement* p = gst_parse_launch(pipeline.c_str(), nullptr);
