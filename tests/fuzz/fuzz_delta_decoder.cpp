@@ -1,5 +1,5 @@
-// libFuzzer target: the delta decoder's parser, entropy decoders and state
-// machine. The input is a sequence of packets, each prefixed by a 2-byte
+// libFuzzer target: the delta decoder's parser, entropy decoders (format 3:
+// zstd, rans; format 4: tables, lane directory, lanes) and state machine. The input is a sequence of packets, each prefixed by a 2-byte
 // little-endian word: the packet's length in its low 15 bits and, in the
 // top bit, "reseal": the packet's size field and both CRCs are recomputed
 // before decoding, so that mutations reach the payload decoders (zstd,

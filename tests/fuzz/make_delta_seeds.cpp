@@ -20,8 +20,8 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   int file = 0;
   for (const ImageDesc& desc : caps) {
-    for (DeltaCompression comp :
-         {DeltaCompression::Rans, DeltaCompression::Zstd, DeltaCompression::None}) {
+    for (DeltaCompression comp : {DeltaCompression::Rans, DeltaCompression::Zstd,
+                                  DeltaCompression::None, DeltaCompression::Predictive}) {
       std::unique_ptr<DeltaEncoder> enc;
       if (!DeltaEncoder::create(desc, &enc).is_ok())
         return 1;
@@ -39,10 +39,11 @@ int main(int argc, char** argv) {
           return 1;
         if (pkt.size() >= 0x8000)
           return 1;
-        // Rans streams ask the target to reseal their packets: mutations
-        // then reach the rans decoder instead of failing the CRC.
+        // Rans and format-4 streams ask the target to reseal their packets:
+        // mutations then reach the entropy decoders instead of failing the CRC.
+        const bool reseal = comp == DeltaCompression::Rans || comp == DeltaCompression::Predictive;
         seq.push_back(pkt.size() & 0xff);
-        seq.push_back(((pkt.size() >> 8) & 0x7f) | (comp == DeltaCompression::Rans ? 0x80 : 0));
+        seq.push_back(((pkt.size() >> 8) & 0x7f) | (reseal ? 0x80 : 0));
         seq.insert(seq.end(), pkt.begin(), pkt.end());
       }
       const std::string path = std::string(argv[1]) + "/seed" + std::to_string(file++);
