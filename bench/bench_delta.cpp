@@ -23,6 +23,7 @@
 #include "report.hpp"
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_tiles.hpp"
 #if HAVE_GSTCUDA
 #include <gst/cuda/gstcudaloader.h>
 #endif
@@ -87,11 +88,14 @@ int main(int argc, char** argv) {
   const std::string date = today_utc();
   std::ostringstream md;
   md << "## cudadeltaenc (encode side)\n\nMeasured " << date << " on **" << device
-     << "**, commit `" << commit << "`, by `bench/bench_delta`. Frames where 5 % of the "
-     << "bytes changed by more than the threshold (10); the default entropy stage, rans "
-     << "(context models and rANS; every plane in slices of at least 128 KiB, at most 16 "
-     << "a frame, coded on parallel threads). *kernels*: residuals, "
-     << "reference update, tile flags and checksum on the GPU (CUDA events); *CUDA encoder*: "
+     << "**, commit `" << commit << "`, by `bench/bench_delta`. Random frames where 5 % of "
+     << "the bytes changed by more than the threshold (10), so that every tile changes and "
+     << "nothing compresses: the worst case for speed. Each format: 4 (compression=predictive:"
+     << " tiles predicted on the GPU, per-frame tables and lanes coded on the host's threads) "
+     << "and 3 (compression=rans: context models and rANS, every plane in slices of at least "
+     << "128 KiB, at most 16 a frame, coded on the host's threads). *kernels*: format 4 the "
+     << "prediction stage, format 3 residuals, reference update and tile flags, both with the "
+     << "checksum, on the GPU (CUDA events); *CUDA encoder*: "
      << "those plus the copies back, packing and the entropy stage; *CPU encoder*: our CPU "
      << "backend; *element*: `appsrc ! cudadeltaenc ! fakesink` on pre-made buffers, CUDA "
      << "backend with frames in pinned system memory (the pool the element proposes) or in "
@@ -99,9 +103,9 @@ int main(int argc, char** argv) {
      << "validation and entropy decoding on the CPU, the payload applied and checked on the "
      << "GPU). "
      << "Frames/s.\n\n";
-  md << "| frame | kernels | CUDA encoder | CPU encoder | element CUDA, system memory | "
+  md << "| frame | format | kernels | CUDA encoder | CPU encoder | element CUDA, system memory | "
      << "element CUDA, CUDA memory | element CPU | CUDA decoder | CPU decoder |\n"
-     << "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 #if HAVE_GSTCUDA
   GstCudaContext* ctx = gpu && gst_cuda_load_library() ? gst_cuda_context_new(0) : nullptr;
 #endif
@@ -110,7 +114,9 @@ int main(int argc, char** argv) {
                         {"1080p NV12", "NV12", PixelFormat::NV12, 1920, 1080},
                         {"2160p RGBA", "RGBA", PixelFormat::RGBA, 3840, 2160},
                         {"2160p NV12", "NV12", PixelFormat::NV12, 3840, 2160}};
-  for (const Case& c : cases) {
+  for (const Case& c : cases)
+  for (DeltaCompression comp : {DeltaCompression::Predictive, DeltaCompression::Rans}) {
+    const bool v4 = comp == DeltaCompression::Predictive;
     const ImageDesc desc{c.f, c.w, c.h};
     const size_t size = packed_size(desc);
     std::vector<uint8_t> a(size), b;
@@ -120,6 +126,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < size / 20; i++) b[rng() % size] ^= 0x80;  // ~5 % changed
     DeltaEncodeSettings s;
     s.threshold = 10;
+    s.compression = comp;
     const int iters = 30;
     // CPU encoder
     double cpu_fps = -1;
@@ -155,8 +162,12 @@ int main(int argc, char** argv) {
             sum.allocate(8).is_ok() && e0.create().is_ok() && e1.create().is_ok()) {
           (void)e0.record(stream.get());
           for (int i = 0; i < iters; i++) {
-            (void)delta_residual_cuda(layout, (i & 1) ? va : vb, enc->reference(), 10,
-                                      res.bytes(), flags.bytes(), stream.get());
+            if (v4)
+              (void)delta_tiles_encode_cuda(layout, (i & 1) ? va : vb, enc->reference(), 10,
+                                            false, res.bytes(), flags.bytes(), stream.get());
+            else
+              (void)delta_residual_cuda(layout, (i & 1) ? va : vb, enc->reference(), 10,
+                                        res.bytes(), flags.bytes(), stream.get());
             (void)delta_checksum_cuda(layout, enc->reference(),
                                       static_cast<uint64_t*>(sum.get()), stream.get());
           }
@@ -175,7 +186,8 @@ int main(int argc, char** argv) {
     // The element: about two seconds of frames at the op's speed.
     const int frames = 10 + std::max(30, static_cast<int>(2 * std::max(enc_fps, cpu_fps)));
     const std::string sys_caps = caps_for(c.format, c.w, c.h, false);
-    const std::string settings = " threshold=10 post-stats=false";
+    const std::string settings =
+        std::string(" threshold=10 post-stats=false compression=") + (v4 ? "predictive" : "rans");
     double el_sys = -1, el_cuda = -1, el_cpu = -1;
     if (gpu)
       el_sys = element_fps("cudadeltaenc backend=cuda" + settings,
@@ -198,10 +210,10 @@ int main(int argc, char** argv) {
           DeltaDecoderCuda::create(desc, stream.get(), &cuda_dec).is_ok())
         cuda_dec_fps = decode_fps(cuda_dec.get(), desc, a, b, s, iters);
     }
-    md << "| " << c.name << " | " << rate(kernel_fps) << " | " << rate(enc_fps) << " | "
+    md << "| " << c.name << " | " << (v4 ? "4 (predictive)" : "3 (rans)") << " | " << rate(kernel_fps) << " | " << rate(enc_fps) << " | "
        << rate(cpu_fps) << " | " << rate(el_sys) << " | " << rate(el_cuda) << " | "
        << rate(el_cpu) << " | " << rate(cuda_dec_fps) << " | " << rate(dec_fps) << " |\n";
-    fprintf(stderr, "%s done\n", c.name);
+    fprintf(stderr, "%s format %d done\n", c.name, v4 ? 4 : 3);
   }
   md << "\n";
 #if HAVE_GSTCUDA

@@ -298,8 +298,11 @@ int main(int argc, char** argv) {
   std::ostringstream rows;
   std::map<int, std::pair<double, int>> quality;  // rans rows: PSNR and max error by threshold
   for (int threshold : {0, 4, 10, 20})
-  for (DeltaCompression comp : {DeltaCompression::Rans, DeltaCompression::Zstd}) {
-    const char* comp_name = comp == DeltaCompression::Rans ? "rans" : "zstd 3";
+  for (DeltaCompression comp :
+       {DeltaCompression::Predictive, DeltaCompression::Rans, DeltaCompression::Zstd}) {
+    const char* comp_name = comp == DeltaCompression::Predictive ? "predictive (format 4)"
+                            : comp == DeltaCompression::Rans     ? "rans"
+                                                                 : "zstd 3";
     const ImageDesc desc{PixelFormat::I420, w, h};
     std::unique_ptr<DeltaEncoder> enc;
     std::unique_ptr<DeltaDecoder> dec;
