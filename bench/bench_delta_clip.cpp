@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
   // timing as an extra column; the element's and x264's rows none (their
   // speed is in the paired table).
   std::ostringstream rows;
-  std::map<int, std::pair<double, int>> quality;  // rans rows: PSNR and max error by threshold
+  std::map<int, std::pair<double, int>> quality;  // predictive rows: PSNR and max error by threshold
   for (int threshold : {0, 4, 10, 20})
   for (DeltaCompression comp :
        {DeltaCompression::Predictive, DeltaCompression::Rans, DeltaCompression::Zstd}) {
@@ -358,7 +358,7 @@ int main(int argc, char** argv) {
       err.add(clip.info, clip.frames[i], b);
       gst_buffer_unref(b);
     }
-    if (comp == DeltaCompression::Rans)
+    if (comp == DeltaCompression::Predictive)  // the element's default, timed below
       quality[threshold] = {err.psnr(), err.max};
     rows << "| cudadeltaenc (CPU) | threshold " << threshold << ", " << comp_name << " | "
          << fmt("%.1f", bytes * 8 / n / 1000)
@@ -450,7 +450,7 @@ int main(int argc, char** argv) {
     else if (pt.qp > 0)
       label += " (PSNR " + fmt("%.1f", psnr_t10) + " vs " + fmt("%.1f", x264_psnr[pt.qp]) + " dB)";
     const auto& q = quality[pt.threshold];
-    const std::string element_chain = "cudadeltaenc backend=cpu compression=rans key-int-max=0 threshold=" +
+    const std::string element_chain = "cudadeltaenc backend=cpu compression=predictive key-int-max=0 threshold=" +
                                       std::to_string(pt.threshold);
     if (!have_element || !have_x264 || pt.qp < 0) {
       const std::string why = !have_element ? "cudadeltaenc not found (set GST_PLUGIN_PATH)"
@@ -458,12 +458,12 @@ int main(int argc, char** argv) {
                                             : "no x264 quantiser decoded";
       paired_rows << "| " << label << " | n/a | n/a | n/a | n/a | not measured: " << why << " |\n";
       element_rows << "| cudadeltaenc element, backend=cpu | threshold " << pt.threshold
-                   << ", rans | n/a | | | | — |\n";
+                   << ", predictive | n/a | | | | — |\n";
       continue;
     }
     fprintf(stderr, "paired: %s, %d pairs\n", label.c_str(), pairs);
     const Paired r = run_paired(pairs, n, pass(element_chain), pass(x264_chain(pt.qp)));
-    element_rows << "| cudadeltaenc element, backend=cpu | threshold " << pt.threshold << ", rans | "
+    element_rows << "| cudadeltaenc element, backend=cpu | threshold " << pt.threshold << ", predictive | "
                  << (r.a_bytes > 0 ? fmt("%.1f", r.a_bytes * 8 / n / 1000) : std::string("n/a"))
                  << " | " << (r.a_bytes > 0 ? fmt("%.1fx", rtp_raw * n / r.a_bytes) : std::string())
                  << " | " << (std::isinf(q.first) ? std::string("lossless") : fmt("%.1f", q.first))
@@ -502,7 +502,7 @@ int main(int argc, char** argv) {
      << "max-buffers=8, block=true) `! encoder ! appsink sync=false`, fed and drained by the "
      << "same two harness threads, wall clock per pass over the " << n << " frames; each "
      << "encoder with its default worker threads (the delta CPU pool, x264enc threads=0). "
-     << "*A*: `cudadeltaenc backend=cpu compression=rans key-int-max=0`; *B*: `x264enc "
+     << "*A*: `cudadeltaenc backend=cpu compression=predictive key-int-max=0`; *B*: `x264enc "
      << "tune=zerolatency speed-preset=ultrafast pass=quant key-int-max=1000` (one keyframe "
      << "each). Per operating point one warm-up pass of each "
      << "(not counted), then " << pairs << " pair" << (pairs == 1 ? "" : "s") << " run A, B, A, "
