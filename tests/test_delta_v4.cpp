@@ -354,6 +354,82 @@ TEST(DeltaV4Entropy, InvalidTablesAndDirectoriesNameTheCause) {
   EXPECT_EQ(decode(lane, false, 0), "v4 payload: lane 0 is damaged");  // no mode table
 }
 
+// A context's table may be the previous frame's (9 bits: 511) where that
+// codes the frame in fewer bits; a keyframe forgets them, a decoder with
+// none refuses the reuse, and a reused table must fit the frame's alphabet.
+TEST(DeltaV4Entropy, TablesAreReusedFromThePreviousFrameWhenCheaper) {
+  const ImageDesc desc{PixelFormat::I420, 160, 96};
+  const DeltaLayout l = layout_of(desc);
+  const auto clip = make_clip(desc, 3, 5);
+  HostImage ref(desc);
+  std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+  std::unique_ptr<DeltaTileEntropy> enc, dec;
+  ASSERT_TRUE(DeltaTileEntropy::create(l, &enc).is_ok());
+  ASSERT_TRUE(DeltaTileEntropy::create(l, &dec).is_ok());
+  auto tables_reused = [](const std::vector<uint8_t>& p) {
+    int reused = 0;
+    for (int ctx = 0; ctx < kDeltaContexts; ctx++) {
+      // Only the leading counts are read: a reused table has no frequencies.
+      uint32_t n = 0;
+      for (int b = 0; b < 9; b++) n |= ((p[(ctx * 9 + b) / 8] >> ((ctx * 9 + b) % 8)) & 1u) << b;
+      if (n != 511)
+        return reused;
+      reused++;
+    }
+    return reused;
+  };
+  std::vector<std::vector<uint8_t>> payloads;
+  std::vector<size_t> counts;
+  std::vector<uint8_t> got_sym(l.frame_bytes), got_modes(l.tile_count());
+  const int q = delta_quantiser_for(4);
+  for (size_t n = 0; n < 3; n++) {
+    const size_t coded = delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), 4, n == 0,
+                                                symbols.data(), modes.data());
+    std::vector<uint8_t> p;
+    ASSERT_TRUE(enc->encode(q, n == 0, symbols.data(), modes.data(), &p).is_ok());
+    const Status s = dec->decode(q, n == 0, p.data(), p.size(), coded, got_sym.data(),
+                                 got_modes.data());
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    EXPECT_EQ(got_modes, modes);
+    payloads.push_back(p);
+    counts.push_back(coded);
+  }
+  // The same symbols again: every table is the previous frame's.
+  std::vector<uint8_t> again;
+  ASSERT_TRUE(enc->encode(q, false, symbols.data(), modes.data(), &again).is_ok());
+  EXPECT_EQ(tables_reused(again), kDeltaContexts);
+  EXPECT_EQ(tables_reused(payloads[0]), 0);  // a keyframe
+  // A decoder that saw no frame refuses a reused table ...
+  std::unique_ptr<DeltaTileEntropy> fresh;
+  ASSERT_TRUE(DeltaTileEntropy::create(l, &fresh).is_ok());
+  const size_t coded = delta_coded_symbols(l, modes.data());
+  EXPECT_EQ(fresh->decode(q, false, again.data(), again.size(), coded, got_sym.data(),
+                          got_modes.data())
+                .message(),
+            "v4 payload: table 0 reused, but no frame since the keyframe had one");
+  // ... and so does one whose last frame was a keyframe of no such context
+  // after a reset.
+  dec->reset();
+  EXPECT_FALSE(dec->decode(q, false, again.data(), again.size(), coded, got_sym.data(),
+                           got_modes.data())
+                   .is_ok());
+  // A table reused under a coarser quantiser whose alphabet it exceeds.
+  std::unique_ptr<DeltaTileEntropy> d2;
+  ASSERT_TRUE(DeltaTileEntropy::create(l, &d2).is_ok());
+  ASSERT_TRUE(d2->decode(q, true, payloads[0].data(), payloads[0].size(), l.frame_bytes,
+                         got_sym.data(), got_modes.data())
+                  .is_ok());
+  ASSERT_TRUE(d2->decode(q, false, payloads[1].data(), payloads[1].size(), counts[1],
+                         got_sym.data(), got_modes.data())
+                  .is_ok());
+  std::vector<uint8_t> all_reused((kDeltaContexts * 9 + 7) / 8, 0xff);
+  all_reused.push_back(0);  // no lane
+  EXPECT_EQ(d2->decode(127, false, all_reused.data(), all_reused.size(), 0, got_sym.data(),
+                       got_modes.data())
+                .message(),
+            "v4 payload: reused table 0 has more entries than its alphabet");
+}
+
 // The CUDA prediction stage gives the CPU's modes, symbols and
 // reconstruction, on keyframes and delta frames, every plane layout, odd
 // sizes (clipped tiles) and odd pitches.

@@ -1,11 +1,13 @@
 // The entropy stage of the delta codec's format 4 (docs/delta-format.md,
 // "Version 4"): the tile modes and symbols of one frame (delta_tiles.hpp)
-// coded with rANS under frequency tables made for, and sent with, that
-// frame. Nothing carries over from frame to frame, so a frame decodes
-// without its predecessors' packets (only with their reconstruction), and
-// the frame is cut into many independent lanes (runs of up to
-// kDeltaLaneTiles tiles of one tile row), which code and decode in parallel:
-// on CPU threads here, on GPU threads in the CUDA backends.
+// coded with rANS under frequency tables made for that frame and sent with
+// it, or, context by context, the previous frame's where they code this
+// frame's values in fewer bits than a new table would cost (statistics
+// change slowly; a table costs tens to hundreds of bytes, a small frame a
+// few kilobytes). Nothing else carries over, and keyframes start afresh.
+// The frame is cut into many independent lanes (runs of up to
+// kDeltaLaneTiles tiles of one tile row), which code and decode in
+// parallel: on CPU threads here, on GPU threads in the CUDA backends.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +35,9 @@ class DeltaTileEntropy {
   static Status create(const DeltaLayout& layout, std::unique_ptr<DeltaTileEntropy>* out);
   ~DeltaTileEntropy();
 
+  // Forgets the tables of earlier frames: every keyframe (of either format)
+  // does, on both sides; encode() and decode() do on a keyframe themselves.
+  void reset();
   // Appends the coded frame to *out: tables, lane directory, lane streams.
   // Every mode must be a DeltaTileMode (a keyframe's all spatial) and every
   // symbol of a coded tile below the range of `quantiser`.

@@ -92,6 +92,8 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
     counter_++;
     return Status::ok();
   }
+  if (key)
+    tiles_->reset();  // a format-4 delta frame may follow
   size_t changed = 0;
   delta_encode_cpu(layout_, cur, ref_, s.threshold, key, &scratch_, &raw_, &changed);
   CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_, delta_checksum(layout_, ref_),
@@ -135,6 +137,10 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
     }
   }
   const bool v4 = info.version == kDeltaVersion;
+  if (info.keyframe) {  // as the encoder does: a delta frame of either format may follow
+    entropy_->reset();
+    tiles_->reset();
+  }
   int quantiser = 0;
   const Status p = v4 ? read_delta_payload_v4(layout_, data, size, info, tiles_.get(), symbols_,
                                               modes_, &quantiser)
@@ -145,8 +151,6 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
       *error = p.message();
     return DeltaDecodeResult::Corrupt;
   }
-  if (v4 && info.keyframe)
-    entropy_->reset();  // as the encoder does: a format-3 delta frame may follow
   raw_size_ = info.raw_size;
   uint64_t checksum = 0;
   const Status r = v4 ? reconstruct_tiles(quantiser, &checksum)

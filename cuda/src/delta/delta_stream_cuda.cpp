@@ -43,6 +43,8 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
   const bool key = s.force_keyframe || !have_ref_;
   if (s.compression == DeltaCompression::Predictive)
     return encode_tiles(cur, s, key, stream, packet, stats);
+  if (key)
+    tiles_->reset();  // a format-4 delta frame may follow
   // The payload source on the host: the tight frame (keyframe) or the
   // residuals (delta frame), both in residual_host_.
   const ImageView tight = packed_view(layout_.desc, residual_host_.bytes());

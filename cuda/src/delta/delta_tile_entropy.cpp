@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -37,7 +38,8 @@ std::vector<DeltaLane> delta_lanes(const DeltaLayout& layout) {
 
 namespace {
 
-constexpr int kTableCountBits = 9;  // a table's alphabet size, 0..256
+constexpr int kTableCountBits = 9;  // a table's alphabet size, 0..256, or:
+constexpr uint32_t kTableReused = 511;  // the previous frame's table for the context
 
 struct Table {
   int n = 0;  // alphabet prefix in use; 0: the context is not used
@@ -95,6 +97,30 @@ void normalise(const uint32_t* counts, int alphabet, Table* t) {
     sum -= take;
   }
   t->fill_starts();
+}
+
+// Bits of a table as written: its size, then each frequency's gamma code.
+double table_bits(const Table& t) {
+  double bits = kTableCountBits;
+  for (int v = 0; v < t.n; v++) {
+    int z = 0;
+    while (((t.freq[v] + 1u) >> (z + 1)) != 0) z++;
+    bits += 2 * z + 1;
+  }
+  return bits;
+}
+
+// Bits `counts` cost under table `t`, or infinity when t cannot code them.
+double coded_bits(const uint32_t* counts, int alphabet, const Table& t) {
+  double bits = 0;
+  for (int v = 0; v < alphabet; v++) {
+    if (!counts[v])
+      continue;
+    if (v >= t.n || t.freq[v] == 0)
+      return INFINITY;
+    bits += counts[v] * (kRansScaleBits - std::log2(static_cast<double>(t.freq[v])));
+  }
+  return bits;
 }
 
 class BitWriter {
@@ -202,6 +228,9 @@ struct DeltaTileEntropy::Impl {
   std::vector<size_t> sequence_size;
   Table enc[kDeltaContexts];
   std::unique_ptr<DecodeTable[]> dec{new DecodeTable[kDeltaContexts]};
+  // Whether enc / dec hold a table the next frame may reuse: the one the
+  // last frame since the last keyframe coded the context with.
+  bool enc_valid[kDeltaContexts] = {}, dec_valid[kDeltaContexts] = {};
   std::vector<size_t> lane_begin;  // decoder
 
   TileWalk walk(const DeltaLane& l, int t) const {
@@ -281,6 +310,11 @@ DeltaTileEntropy::~DeltaTileEntropy() = default;
 
 const std::vector<DeltaLane>& DeltaTileEntropy::lanes() const { return impl_->lanes; }
 
+void DeltaTileEntropy::reset() {
+  std::fill(std::begin(impl_->enc_valid), std::end(impl_->enc_valid), false);
+  std::fill(std::begin(impl_->dec_valid), std::end(impl_->dec_valid), false);
+}
+
 Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* symbols,
                                 const uint8_t* modes, std::vector<uint8_t>* out) {
   Impl& m = *impl_;
@@ -301,17 +335,30 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   std::vector<uint32_t>& total = m.counts[0];
   for (size_t k = 1; k < m.counts.size(); k++)
     for (size_t v = 0; v < total.size(); v++) total[v] += m.counts[k][v];
-  // 2. Tables, written as they are made.
+  // 2. Tables, written as they are made: the previous frame's where it
+  // codes this frame's counts in fewer bits than a new one and its table.
+  if (keyframe)
+    reset();
   BitWriter bits(out);
   for (int ctx = 0; ctx < kDeltaContexts; ctx++) {
     const int alphabet = alphabet_of(ctx, nl.range);
+    const uint32_t* counts = &total[ctx * 256];
     for (int v = alphabet; v < 256; v++)
-      if (total[ctx * 256 + v])
+      if (counts[v])
         return Status::invalid("delta v4 encoder: symbol " + std::to_string(v) +
                                " beyond the alphabet of context " + std::to_string(ctx));
-    normalise(&total[ctx * 256], alphabet, &m.enc[ctx]);
-    bits.put(static_cast<uint32_t>(m.enc[ctx].n), kTableCountBits);
-    for (int v = 0; v < m.enc[ctx].n; v++) bits.gamma(m.enc[ctx].freq[v] + 1u);
+    Table fresh;
+    normalise(counts, alphabet, &fresh);
+    const bool can_reuse = m.enc_valid[ctx] && m.enc[ctx].n <= alphabet;
+    if (can_reuse && (fresh.n == 0 || coded_bits(counts, alphabet, m.enc[ctx]) <=
+                                          coded_bits(counts, alphabet, fresh) + table_bits(fresh))) {
+      bits.put(kTableReused, kTableCountBits);
+      continue;
+    }
+    m.enc[ctx] = fresh;
+    m.enc_valid[ctx] = fresh.n > 0;
+    bits.put(static_cast<uint32_t>(fresh.n), kTableCountBits);
+    for (int v = 0; v < fresh.n; v++) bits.gamma(fresh.freq[v] + 1u);
   }
   bits.flush();
   // 3. Lanes, each backwards into its own room.
@@ -361,12 +408,23 @@ Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* dat
   const NearLossless nl(quantiser);
   const int n_lanes = static_cast<int>(m.lanes.size());
   // 1. Tables.
+  if (keyframe)
+    reset();
   BitReader bits(data, size);
   for (int ctx = 0; ctx < kDeltaContexts; ctx++) {
     DecodeTable& t = m.dec[ctx];
     uint32_t n = 0;
     if (!bits.get(kTableCountBits, &n))
       return bad("truncated tables");
+    if (n == kTableReused) {
+      if (!m.dec_valid[ctx])
+        return bad("table " + std::to_string(ctx) + " reused, but no frame since the keyframe "
+                   "had one");
+      if (t.n > alphabet_of(ctx, nl.range))
+        return bad("reused table " + std::to_string(ctx) + " has more entries than its alphabet");
+      continue;
+    }
+    m.dec_valid[ctx] = false;  // until it is whole
     if (static_cast<int>(n) > alphabet_of(ctx, nl.range))
       return bad("table " + std::to_string(ctx) + " has " + std::to_string(n) +
                  " entries, more than its alphabet");
@@ -384,6 +442,7 @@ Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* dat
                  std::to_string(sum));
     t.fill_starts();
     t.fill_lookup();
+    m.dec_valid[ctx] = t.n > 0;
   }
   size_t pos = bits.bytes_read();
   // 2. Directory.
