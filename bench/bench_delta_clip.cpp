@@ -53,6 +53,9 @@
 #include <vector>
 
 #include "report.hpp"
+#if HAVE_CHARLS
+#include <charls/charls.h>
+#endif
 #include "cudafx/delta.hpp"
 #include "cudafx/parallel.hpp"
 
@@ -470,6 +473,52 @@ int main(int argc, char** argv) {
                 << " | " << fmt("%.1fx", rtp_raw * n / bytes) << " | lossless | 0 | — |\n";
     fprintf(stderr, "ffv1 done\n");
   }
+  // CharLS (JPEG-LS), each plane of each frame an image of its own, lossless
+  // and NEAR = threshold: the intra-only anchor with the same error bound.
+  for (int near : {0, 4, 10}) {
+#if HAVE_CHARLS
+    double bytes = 0;
+    int max_err = 0;
+    bool ok = true;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n && ok; i++) {
+      GstVideoFrame f;
+      gst_video_frame_map(&f, &clip.info, clip.frames[i], GST_MAP_READ);
+      for (int p = 0; p < 3 && ok; p++) {
+        const uint32_t pw = GST_VIDEO_FRAME_COMP_WIDTH(&f, p), ph = GST_VIDEO_FRAME_COMP_HEIGHT(&f, p);
+        const uint32_t stride = GST_VIDEO_FRAME_PLANE_STRIDE(&f, p);
+        const auto* src = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, p));
+        try {
+          charls::jpegls_encoder enc;
+          enc.frame_info({pw, ph, 8, 1}).near_lossless(near);
+          std::vector<uint8_t> out(enc.estimated_destination_size());
+          enc.destination(out);
+          const size_t size = enc.encode(src, static_cast<size_t>(stride) * ph, stride);
+          bytes += size;
+          out.resize(size);
+          std::vector<uint8_t> back;
+          charls::jpegls_decoder::decode(out, back);
+          for (uint32_t y = 0; y < ph; y++)
+            for (uint32_t x = 0; x < pw; x++)
+              max_err = std::max(max_err, std::abs(int(back[y * pw + x]) - int(src[y * stride + x])));
+        } catch (const std::exception& e) {
+          fprintf(stderr, "charls: %s\n", e.what());
+          ok = false;
+        }
+      }
+      gst_video_frame_unmap(&f);
+    }
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (ok)
+      x264_rows << "| CharLS (JPEG-LS) | NEAR " << near << (near == 0 ? " (lossless)" : "")
+                << ", per plane | " << fmt("%.1f", bytes * 8 / n / 1000) << " | "
+                << fmt("%.1fx", rtp_raw * n / bytes) << " | | " << max_err
+                << " | " << fmt("%.0f", n / secs) << " (with decoding) |\n";
+    else
+#endif
+      x264_rows << "| CharLS (JPEG-LS) | NEAR " << near << " | n/a | | | | — |\n";
+  }
+  fprintf(stderr, "charls done\n");
   // The quantiser matching threshold 10: the swept one with the closest PSNR.
   int qp_t10 = -1;
   for (const auto& [qp, psnr] : x264_psnr)

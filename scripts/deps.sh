@@ -9,7 +9,7 @@ pkgs=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-x
-  libgtest-dev libopencv-core-dev libopencv-imgproc-dev libzstd-dev zlib1g-dev
+  libgtest-dev libopencv-core-dev libopencv-imgproc-dev libzstd-dev zlib1g-dev libcharls-dev
   libpango1.0-dev fonts-dejavu-core libgstrtspserver-1.0-dev
   clang libclang-rt-14-dev
   curl ca-certificates
