@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
           for (int i = 0; i < iters; i++) {
             if (v4)
               (void)delta_tiles_encode_cuda(layout, (i & 1) ? va : vb, enc->reference(), 10,
-                                            false, res.bytes(), flags.bytes(), stream.get());
+                                            DeltaIntra{}, res.bytes(), flags.bytes(), stream.get());
             else
               (void)delta_residual_cuda(layout, (i & 1) ? va : vb, enc->reference(), 10,
                                         res.bytes(), flags.bytes(), stream.get());

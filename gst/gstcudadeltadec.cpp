@@ -80,6 +80,9 @@ struct GstCudaDeltaDecState
    * base class keeps its own count for max-errors; this one says when a
    * run begins, to warn once a run) */
   guint undecodable = 0;
+  /* frames dropped since the decoder was last whole: the next frame it
+   * outputs posts "cudadeltadec-resynced" */
+  bool lost = false;
 };
 
 struct _GstCudaDeltaDec
@@ -162,11 +165,25 @@ gst_cuda_delta_dec_set_format (GstVideoDecoder * decoder, GstVideoCodecState * s
   return gst_video_decoder_negotiate (decoder);
 }
 
+/* A delta frame of an intra-refresh stream applied while the decoder
+ * rebuilds its tiles: not output, and no keyframe asked for (the sweep
+ * makes the decoder whole). */
+static GstFlowReturn
+drop_refreshing (GstCudaDeltaDec * self, GstVideoCodecFrame * frame, const std::string & why)
+{
+  GstCudaDeltaDecState *st = self->state;
+  st->dropped++;
+  st->lost = true;
+  GST_DEBUG_OBJECT (self, "not output, frame %u: %s", frame->system_frame_number, why.c_str ());
+  return gst_video_decoder_drop_frame (GST_VIDEO_DECODER (self), frame);
+}
+
 static GstFlowReturn
 drop (GstCudaDeltaDec * self, GstVideoCodecFrame * frame, const std::string & why)
 {
   GstCudaDeltaDecState *st = self->state;
   st->dropped++;
+  st->lost = true;
   GST_WARNING_OBJECT (self, "dropping frame %u: %s", frame->system_frame_number, why.c_str ());
   /* Asks upstream for a keyframe, throttled by min-force-key-unit-interval. */
   gst_video_decoder_request_sync_point (GST_VIDEO_DECODER (self), frame,
@@ -264,6 +281,8 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
   }
   if (r == cudafx::DeltaDecodeResult::Corrupt)
     return drop_undecodable (self, frame, error);
+  if (r == cudafx::DeltaDecodeResult::Refreshing)
+    return drop_refreshing (self, frame, error);
   if (r != cudafx::DeltaDecodeResult::Frame)
     return drop (self, frame, error);
 
@@ -281,6 +300,15 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
   if (st->decoder->last_info ().keyframe)
     GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
   st->undecodable = 0;
+  if (st->lost) {
+    st->lost = false;
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_element (GST_OBJECT (self),
+            gst_structure_new ("cudadeltadec-resynced",
+                "frame", G_TYPE_UINT, st->decoder->last_info ().counter,
+                "via", G_TYPE_STRING, st->decoder->refreshed ()? "intra-refresh" : "keyframe",
+                nullptr)));
+  }
   return gst_video_decoder_finish_frame (decoder, frame);
 }
 

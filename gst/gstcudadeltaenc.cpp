@@ -68,6 +68,7 @@ enum
   PROP_ZSTD_LEVEL,
   PROP_POST_STATS,
   PROP_STATS_INTERVAL,
+  PROP_INTRA_REFRESH,
 };
 
 #define DEFAULT_THRESHOLD 4
@@ -76,6 +77,9 @@ enum
 #define DEFAULT_ZSTD_LEVEL 3
 #define DEFAULT_POST_STATS FALSE
 #define DEFAULT_STATS_INTERVAL 1000
+#define DEFAULT_INTRA_REFRESH FALSE
+/* The sweep of intra-refresh=true when key-int-max is 0. */
+#define DEFAULT_REFRESH_PERIOD 30
 
 struct GstCudaDeltaEncState
 {
@@ -86,6 +90,7 @@ struct GstCudaDeltaEncState
   gint zstd_level = DEFAULT_ZSTD_LEVEL;
   gboolean post_stats = DEFAULT_POST_STATS;
   guint stats_interval = DEFAULT_STATS_INTERVAL;       /* ms */
+  gboolean intra_refresh = DEFAULT_INTRA_REFRESH;
   /* the backend and cuda-device-id settings (under the object lock), and
    * from start to stop the device */
   GstCudaFxDevice dev;
@@ -314,11 +319,17 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   settings.compression = gst_cuda_delta_compression_to_op (st->compression);
   settings.zstd_level = st->zstd_level;
   const guint key_int_max = st->key_int_max;
+  /* Intra refresh replaces the periodic keyframes of format 4. */
+  const bool refresh = st->intra_refresh &&
+      settings.compression == cudafx::DeltaCompression::Predictive;
+  if (refresh)
+    settings.refresh_period = key_int_max > 0 ?
+        static_cast < int >(MIN (key_int_max, 65535u)) : DEFAULT_REFRESH_PERIOD;
   const gboolean want_stats = st->post_stats;
   const guint stats_interval = st->stats_interval;
   GST_OBJECT_UNLOCK (self);
   settings.force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME (frame) ||
-      st->key_next || (key_int_max > 0 && st->since_key >= key_int_max);
+      st->key_next || (!refresh && key_int_max > 0 && st->since_key >= key_int_max);
   /* Another bitstream version: new caps, and a keyframe to start it. */
   const gint version = cudafx::delta_format_version (settings.compression);
   if (version != st->caps_version) {
@@ -466,6 +477,9 @@ gst_cuda_delta_enc_set_property (GObject * object, guint prop_id,
     case PROP_STATS_INTERVAL:
       st->stats_interval = g_value_get_uint (value);
       break;
+    case PROP_INTRA_REFRESH:
+      st->intra_refresh = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -499,6 +513,9 @@ gst_cuda_delta_enc_get_property (GObject * object, guint prop_id, GValue * value
       break;
     case PROP_STATS_INTERVAL:
       g_value_set_uint (value, st->stats_interval);
+      break;
+    case PROP_INTRA_REFRESH:
+      g_value_set_boolean (value, st->intra_refresh);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -556,6 +573,14 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
           "Least time between two statistics messages, in milliseconds of the "
           "frames' timestamps (0: every frame)", 0, G_MAXINT,
           DEFAULT_STATS_INTERVAL, playing));
+  g_object_class_install_property (gobject_class, PROP_INTRA_REFRESH,
+      g_param_spec_boolean ("intra-refresh", "Intra refresh",
+          "Instead of periodic keyframes, code a band of tile rows without "
+          "temporal prediction in every frame, sweeping the frame in key-int-max "
+          "frames (30 when key-int-max is 0), so that a receiver that joins or "
+          "loses a packet is whole again after one sweep, without keyframe "
+          "spikes (compression=predictive only; keyframes on request still)",
+          DEFAULT_INTRA_REFRESH, playing));
   gst_cuda_fx_install_device_properties (gobject_class);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <functional>
@@ -493,6 +494,74 @@ TEST(DeltaDecoderErrors, CapsThatDoNotMatchTheStreamFail) {
 // Loss is not an error: packets that wait for a keyframe (a gap in the
 // counter, a DISCONT) are dropped and a keyframe requested, with
 // max-errors=0 as with any other, and the keyframe brings the stream back.
+// intra-refresh=true (#18): the encoder sends one keyframe and then sweeps a
+// band of spatially coded tile rows over key-int-max frames; a decoder that
+// joins late, or loses a packet, outputs again within one sweep without
+// asking for a keyframe, every frame within the threshold, and posts
+// "cudadeltadec-resynced" (via intra-refresh) when it is whole.
+TEST(DeltaDecoderErrors, IntraRefreshJoinsAndRecoversWithoutKeyframes) {
+  constexpr int kPeriod = 6, kThreshold = 2;
+  const ImageDesc desc{PixelFormat::I420, 128, 96};
+  const auto clip = make_clip(desc, 40, 13);
+  GstHarness* enc = gst_harness_new("cudadeltaenc");
+  g_object_set(enc->element, "threshold", static_cast<guint>(kThreshold), "key-int-max",
+               static_cast<guint>(kPeriod), "intra-refresh", TRUE, nullptr);
+  gst_harness_set_src_caps_str(enc, caps_string(desc).c_str());
+  std::vector<std::vector<uint8_t>> packets;
+  for (size_t n = 0; n < clip.size(); n++) {
+    ASSERT_EQ(gst_harness_push(enc, timed_buffer(clip[n], static_cast<int>(n))), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(enc);
+    EXPECT_EQ(!GST_BUFFER_FLAG_IS_SET(out, GST_BUFFER_FLAG_DELTA_UNIT), n == 0) << "frame " << n;
+    GstMapInfo map;
+    ASSERT_TRUE(gst_buffer_map(out, &map, GST_MAP_READ));
+    packets.emplace_back(map.data, map.data + map.size);
+    gst_buffer_unmap(out, &map);
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(enc);
+
+  DecoderHarness d(stream_caps(desc), -1);
+  auto resynced_via = [&]() {
+    std::string via;
+    while (GstMessage* m = gst_bus_pop_filtered(d.bus, GST_MESSAGE_ELEMENT)) {
+      const GstStructure* st = gst_message_get_structure(m);
+      if (gst_structure_has_name(st, "cudadeltadec-resynced"))
+        via = gst_structure_get_string(st, "via");
+      gst_message_unref(m);
+    }
+    return via;
+  };
+  // Joins at frame 10; frame 25 is lost.
+  std::vector<int> out_frames;
+  for (size_t n = 10; n < clip.size(); n++) {
+    if (n == 25)
+      continue;
+    ASSERT_EQ(d.push(packets[n], n == 26), GST_FLOW_OK);
+    while (GstBuffer* b = gst_harness_try_pull(d.h)) {
+      HostImage img(desc);
+      ASSERT_TRUE(testing_support::image_from_buffer(b, desc, &img));
+      EXPECT_LE(testing_support::max_abs_diff(img.view(), clip[n].view()), kThreshold)
+          << "frame " << n;
+      out_frames.push_back(static_cast<int>(n));
+      gst_buffer_unref(b);
+    }
+    if (n == 10 + kPeriod - 1 || n == 26 + kPeriod - 1) {
+      EXPECT_EQ(resynced_via(), "intra-refresh") << "frame " << n;
+    }
+  }
+  EXPECT_FALSE(keyframe_requested(d.h));
+  EXPECT_TRUE(d.messages().empty());
+  ASSERT_FALSE(out_frames.empty());
+  EXPECT_LE(out_frames.front(), 10 + kPeriod - 1);
+  // Every frame from the first whole one on is output, but for those
+  // rebuilding after the loss.
+  int missing = 0;
+  for (int n = out_frames.front(); n < static_cast<int>(clip.size()); n++)
+    missing += std::find(out_frames.begin(), out_frames.end(), n) == out_frames.end();
+  EXPECT_GE(missing, 1);        // the lost one
+  EXPECT_LE(missing, kPeriod);  // and at most a sweep after it
+}
+
 TEST(DeltaDecoderErrors, LossFollowedByAKeyframeRecoversWithoutAnError) {
   const ImageDesc desc{PixelFormat::RGBA, 80, 40};
   const auto clip = make_clip(desc, 8, 6);

@@ -211,7 +211,7 @@ TEST(DeltaV4Tiles, ModesFollowTheContentAndDecodeToTheEncodersReference) {
   dec_ref.copy_from(ref.view());
   std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
   const size_t coded =
-      delta_tiles_encode_cpu(l, cur.view(), ref.view(), 2, false, symbols.data(), modes.data());
+      delta_tiles_encode_cpu(l, cur.view(), ref.view(), 2, {}, symbols.data(), modes.data());
   for (int ty = 0; ty < 4; ty++) {
     for (int tx = 0; tx < 4; tx++) {
       const int want[] = {kDeltaTemporal, kDeltaSpatial, kDeltaSkip, kDeltaSkip};
@@ -223,7 +223,7 @@ TEST(DeltaV4Tiles, ModesFollowTheContentAndDecodeToTheEncodersReference) {
   delta_tiles_decode_cpu(l, symbols.data(), modes.data(), delta_quantiser_for(2), dec_ref.view());
   EXPECT_TRUE(testing_support::bytes_equal(dec_ref.view(), ref.view()));
   // A keyframe: every tile spatial, every symbol coded.
-  EXPECT_EQ(delta_tiles_encode_cpu(l, cur.view(), ref.view(), 2, true, symbols.data(),
+  EXPECT_EQ(delta_tiles_encode_cpu(l, cur.view(), ref.view(), 2, {true, 0, 0}, symbols.data(),
                                    modes.data()),
             l.frame_bytes);
   for (uint8_t m : modes) EXPECT_EQ(m, kDeltaSpatial);
@@ -260,9 +260,10 @@ TEST(DeltaV4Entropy, DamageBehindValidCrcsIsCaught) {
         testing_support::reseal_delta_packet(damaged.data(), damaged.size());
         std::unique_ptr<DeltaDecoder> dec;
         EXPECT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
-        if (which == 1)
+        if (which == 1) {
           EXPECT_EQ(dec->decode(packets[0].data(), packets[0].size(), err),
                     DeltaDecodeResult::Frame);
+        }
         const DeltaDecodeResult r = dec->decode(damaged.data(), damaged.size(), err);
         if (r == DeltaDecodeResult::Frame) {
           EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[which].view()), t);
@@ -383,7 +384,7 @@ TEST(DeltaV4Entropy, TablesAreReusedFromThePreviousFrameWhenCheaper) {
   std::vector<uint8_t> got_sym(l.frame_bytes), got_modes(l.tile_count());
   const int q = delta_quantiser_for(4);
   for (size_t n = 0; n < 3; n++) {
-    const size_t coded = delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), 4, n == 0,
+    const size_t coded = delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), 4, {n == 0, 0, 0},
                                                 symbols.data(), modes.data());
     std::vector<uint8_t> p;
     ASSERT_TRUE(enc->encode(q, n == 0, symbols.data(), modes.data(), &p).is_ok());
@@ -430,6 +431,113 @@ TEST(DeltaV4Entropy, TablesAreReusedFromThePreviousFrameWhenCheaper) {
             "v4 payload: reused table 0 has more entries than its alphabet");
 }
 
+// Intra refresh (#18): a decoder that joins a stream mid-way, or loses a
+// packet, rebuilds every tile from the sweep of spatially coded bands and is
+// whole again within one period, without a keyframe; from then on every
+// frame is within the threshold and passes the checksum.
+namespace {
+std::vector<std::vector<uint8_t>> encode_refresh(const std::vector<HostImage>& clip, int threshold,
+                                                 int period) {
+  std::unique_ptr<DeltaEncoder> enc;
+  EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
+  std::vector<std::vector<uint8_t>> packets;
+  for (size_t n = 0; n < clip.size(); n++) {
+    DeltaEncodeSettings s;
+    s.threshold = threshold;
+    s.refresh_period = period;
+    packets.emplace_back();
+    EXPECT_TRUE(enc->encode(clip[n].view(), s, &packets.back()).is_ok());
+  }
+  return packets;
+}
+}  // namespace
+
+TEST(DeltaV4Refresh, JoiningMidStreamIsWholeWithinOneSweep) {
+  constexpr int kPeriod = 8, kThreshold = 4;
+  for (PixelFormat f : {PixelFormat::I420, PixelFormat::RGBA, PixelFormat::NV12}) {
+    const ImageDesc desc{f, 150, 131};  // 9 tile rows: bands of 1 or 2 rows, and empty ones
+    const auto clip = make_clip(desc, 40, 3);
+    const auto packets = encode_refresh(clip, kThreshold, kPeriod);
+    for (size_t join : {size_t(5), size_t(13), size_t(22)}) {
+      std::unique_ptr<DeltaDecoder> dec;
+      ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+      size_t first = 0;
+      for (size_t n = join; n < clip.size(); n++) {
+        std::string err;
+        const DeltaDecodeResult r = dec->decode(packets[n].data(), packets[n].size(), &err);
+        if (first == 0) {
+          if (r == DeltaDecodeResult::Refreshing) {
+            EXPECT_EQ(err.rfind("rebuilding by intra refresh: ", 0), 0u) << err;
+            continue;
+          }
+          ASSERT_EQ(r, DeltaDecodeResult::Frame) << "frame " << n << ": " << err;
+          EXPECT_TRUE(dec->refreshed());
+          first = n;
+        } else {
+          ASSERT_EQ(r, DeltaDecodeResult::Frame) << "frame " << n << ": " << err;
+          EXPECT_FALSE(dec->refreshed());
+        }
+        EXPECT_LE(testing_support::max_abs_diff(dec->reconstruction(), clip[n].view()), kThreshold)
+            << format_info(f).name << " frame " << n;
+      }
+      EXPECT_GT(first, 0u) << format_info(f).name << " joined at " << join;
+      EXPECT_LE(first, join + kPeriod - 1) << format_info(f).name << " joined at " << join;
+    }
+  }
+}
+
+TEST(DeltaV4Refresh, LossAndDamageRecoverWithoutAKeyframe) {
+  constexpr int kPeriod = 6;
+  const ImageDesc desc{PixelFormat::I420, 96, 80};
+  const auto clip = make_clip(desc, 30, 9);
+  const auto packets = encode_refresh(clip, 0, kPeriod);
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+  std::vector<DeltaDecodeResult> got(clip.size(), DeltaDecodeResult::Failed);
+  for (size_t n = 0; n < clip.size(); n++) {
+    if (n == 8)
+      continue;  // lost
+    std::vector<uint8_t> p = packets[n];
+    if (n == 17) {  // damaged behind valid CRCs
+      p[p.size() - 3] ^= 0x5a;
+      testing_support::reseal_delta_packet(p.data(), p.size());
+    }
+    std::string err;
+    got[n] = dec->decode(p.data(), p.size(), &err);
+    EXPECT_NE(got[n], DeltaDecodeResult::NeedKeyframe) << "frame " << n << ": " << err;
+    if (got[n] == DeltaDecodeResult::Frame) {
+      EXPECT_TRUE(testing_support::bytes_equal(dec->reconstruction(), clip[n].view()))
+          << "frame " << n;
+    }
+  }
+  EXPECT_EQ(got[7], DeltaDecodeResult::Frame);
+  EXPECT_EQ(got[9], DeltaDecodeResult::Refreshing);  // the gap
+  EXPECT_EQ(got[17], DeltaDecodeResult::Corrupt);
+  for (size_t n : {size_t(9 + kPeriod - 1), size_t(18 + kPeriod - 1)})
+    EXPECT_EQ(got[n], DeltaDecodeResult::Frame) << "frame " << n;
+  EXPECT_EQ(got.back(), DeltaDecodeResult::Frame);
+}
+
+// Without keyframes after the first, the packets have no keyframe spikes:
+// the largest refresh frame is a fraction of a keyframe; and a stream
+// without refresh still needs a keyframe after a loss.
+TEST(DeltaV4Refresh, NoKeyframeSpikesAndPlainStreamsStillNeedKeyframes) {
+  const ImageDesc desc{PixelFormat::RGBA, 160, 128};
+  const auto clip = make_clip(desc, 20, 21);
+  const auto refresh = encode_refresh(clip, 4, 10);
+  size_t largest = 0;
+  for (size_t n = 1; n < refresh.size(); n++) largest = std::max(largest, refresh[n].size());
+  EXPECT_LT(largest * 2, refresh[0].size());
+  EXPECT_EQ(refresh[3][5] & 8, 8);  // the refresh flag
+  const auto plain = encode_v4(clip, 4, 0);
+  EXPECT_EQ(plain[3][5] & 8, 0);
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+  std::string err;
+  EXPECT_EQ(dec->decode(plain[3].data(), plain[3].size(), &err), DeltaDecodeResult::NeedKeyframe);
+  EXPECT_EQ(err, "waiting for a keyframe");
+}
+
 // The CUDA prediction stage gives the CPU's modes, symbols and
 // reconstruction, on keyframes and delta frames, every plane layout, odd
 // sizes (clipped tiles) and odd pitches.
@@ -456,11 +564,14 @@ TEST_P(DeltaV4Cuda, TilesEqualTheCpu) {
       for (size_t n = 0; n < clip.size(); n++) {
         const bool key = n == 0 || n == 2;
         ASSERT_TRUE(cur_dev.upload(clip[n].view(), stream.get()).is_ok());
-        if (n == 0)
+        if (n == 0) {
           ASSERT_TRUE(ref_dev.upload(ref.view(), stream.get()).is_ok());
-        delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), threshold, key, sym.data(),
+        }
+        // Frames 1 and 3 with an intra-refresh band (a sweep of 3).
+        const DeltaIntra intra{key, 3, static_cast<int>(n % 3)};
+        delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), threshold, intra, sym.data(),
                                mode.data());
-        const Status s = delta_tiles_encode_cuda(l, cur_dev.view(), ref_dev.view(), threshold, key,
+        const Status s = delta_tiles_encode_cuda(l, cur_dev.view(), ref_dev.view(), threshold, intra,
                                                  sym_dev.bytes(), mode_dev.bytes(), stream.get());
         ASSERT_TRUE(s.is_ok()) << s.message();
         HostImage got(desc);
@@ -500,7 +611,7 @@ TEST_P(DeltaV4Cuda, DecodingEqualsTheCpu) {
       ASSERT_TRUE(gpu_ref.upload(cpu_ref.view(), stream.get()).is_ok());
       std::vector<uint8_t> sym(l.frame_bytes), mode(l.tile_count());
       for (size_t n = 0; n < clip.size(); n++) {
-        delta_tiles_encode_cpu(l, clip[n].view(), enc_ref.view(), threshold, n == 0, sym.data(),
+        delta_tiles_encode_cpu(l, clip[n].view(), enc_ref.view(), threshold, {n == 0, 0, 0}, sym.data(),
                                mode.data());
         delta_tiles_decode_cpu(l, sym.data(), mode.data(), delta_quantiser_for(threshold),
                                cpu_ref.view());

@@ -141,6 +141,9 @@ struct DeltaPacketInfo {
   DeltaCompression compression = DeltaCompression::None;
   uint32_t counter = 0;     // frame number in the stream, +1 a frame
   uint8_t threshold = 0;
+  // Format 4: the stream refreshes intra (DeltaEncodeSettings::refresh_period):
+  // no table is reused, and a decoder out of sync may rebuild from delta frames.
+  bool refresh = false;
   uint64_t recon_checksum = 0;  // delta_checksum of the reconstruction
   uint32_t raw_size = 0;  // read_delta_header: the payload before compression (format 4:
                           // the number of symbols coded)
@@ -198,6 +201,11 @@ Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettin
 struct DeltaEncodeSettings {
   int threshold = 0;  // 0..255
   bool force_keyframe = false;
+  // Format 4 only: intra refresh over this many frames (0: off). Each frame
+  // codes one band of tile rows spatially (delta_in_refresh_band, phase =
+  // frame counter mod period), so a decoder that joins or loses a packet is
+  // whole again after one sweep, without a keyframe.
+  int refresh_period = 0;
   DeltaCompression compression = DeltaCompression::Predictive;
   int zstd_level = 3;  // zstd, and keyframes with rans
 };
@@ -279,11 +287,18 @@ enum class DeltaDecodeResult {
   NeedKeyframe,  // out of sync (start, gap, earlier error): dropped until a keyframe
   Corrupt,       // the packet failed validation or the checksum: dropped, out of sync
   Failed,        // the backend failed (a CUDA error): the decoder cannot go on
+  // Out of sync on a stream with intra refresh: the delta frame was applied
+  // but not every tile has been rebuilt since sync was lost; dropped (no
+  // keyframe needed: the sweep makes the decoder whole).
+  Refreshing,
 };
 
 // The decoder's state machine, the same on both backends: validates every
 // packet, detects gaps in the counter and reconstruction mismatches, and
-// resynchronises on the next keyframe. A backend applies the payload.
+// resynchronises on the next keyframe, or, on a stream with intra refresh,
+// once every tile has been rebuilt from a spatially coded tile since sync
+// was lost (then the reconstruction checksum must hold again). A backend
+// applies the payload.
 class DeltaDecoderBase {
  public:
   virtual ~DeltaDecoderBase();
@@ -296,6 +311,8 @@ class DeltaDecoderBase {
   const ImageView& reconstruction() const { return ref_; }
   const DeltaPacketInfo& last_info() const { return info_; }
   const DeltaLayout& layout() const { return layout_; }
+  // True for the frame that made the decoder whole again by intra refresh.
+  bool refreshed() const { return refreshed_; }
 
  protected:
   // Applies the raw payload (raw_size_ bytes at raw_, validated, of a
@@ -321,9 +338,16 @@ class DeltaDecoderBase {
   std::unique_ptr<DeltaTileEntropy> tiles_;
 
  private:
+  // Rebuilds the tiles of a refresh stream after sync was lost: which
+  // tiles are whole (spatial since, or temporal/skipped over a whole one).
+  // Returns the number whole.
+  size_t mark_whole();
+
   DeltaPacketInfo info_;
   uint32_t last_counter_ = 0;
   bool synced_ = false;
+  bool refreshing_ = false, refreshed_ = false;
+  std::vector<uint8_t> whole_;  // one a tile, while refreshing
 };
 
 // The decoder on the CPU: the reconstruction in host memory.

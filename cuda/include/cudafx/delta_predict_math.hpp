@@ -99,6 +99,14 @@ CUDAFX_HD int delta_spatial_prediction(int x, int y, int c, int left, int above,
   return delta_med(left, above, upper_left);
 }
 
+// Intra refresh: with a period of P frames, tile row ty of a plane with
+// tiles_y rows is coded spatially (decodable without the reference) in the
+// frames whose phase (frame number mod P) is floor(ty * P / tiles_y), so one
+// sweep of P frames covers every row of every plane once.
+CUDAFX_HD bool delta_in_refresh_band(int ty, int tiles_y, int period, int phase) {
+  return period > 0 && static_cast<int>(static_cast<long long>(ty) * period / tiles_y) == phase;
+}
+
 // Entropy contexts: 8 activity classes for the symbols of each of the two
 // predicting modes, then one for tile modes, then 5 for row masks (a tile
 // row's bytes in groups of 8, bit g set when group g has a non-zero

@@ -41,8 +41,10 @@ class DeltaTileEntropy {
   // Appends the coded frame to *out: tables, lane directory, lane streams.
   // Every mode must be a DeltaTileMode (a keyframe's all spatial) and every
   // symbol of a coded tile below the range of `quantiser`.
+  // With `reuse_tables` false every table is sent (intra refresh: a
+  // decoder joining mid-stream has none of the previous frame's).
   Status encode(int quantiser, bool keyframe, const uint8_t* symbols, const uint8_t* modes,
-                std::vector<uint8_t>* out);
+                std::vector<uint8_t>* out, bool reuse_tables = true);
   // Decodes `size` bytes into modes and symbols (the symbols of skipped
   // tiles are left as they were). `coded` is the number of symbols the
   // packet header announces; the frame must code exactly that many.

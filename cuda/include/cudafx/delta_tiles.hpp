@@ -19,18 +19,37 @@
 
 namespace cudafx {
 
+// Which tiles a frame must code spatially: all (a keyframe: there is no
+// reference to predict from), or, with intra refresh, the tile rows of the
+// band of `phase` in a sweep of `period` frames (delta_in_refresh_band).
+struct DeltaIntra {
+  bool keyframe = false;
+  int period = 0, phase = 0;  // period 0: no refresh
+};
+
+// The tiles a frame of a stream with these settings codes spatially: all on
+// a keyframe, else the refresh band of frame number `counter` (none without
+// refresh).
+inline DeltaIntra delta_intra_of(const DeltaEncodeSettings& s, bool keyframe, uint32_t counter) {
+  DeltaIntra intra;
+  intra.keyframe = keyframe;
+  if (s.refresh_period > 0) {
+    intra.period = s.refresh_period;
+    intra.phase = static_cast<int>(counter % static_cast<uint32_t>(s.refresh_period));
+  }
+  return intra;
+}
+
 // Encoder, CPU, for the error bound `bound` (DeltaEncoderQuantiser: the
-// symbols are those of delta_quantiser_for(bound)). A keyframe codes every
-// tile spatially (there is no reference to predict from); a delta frame
-// skips a tile whose bytes are all within the bound of the reference and
-// otherwise takes the cheaper of temporal and spatial by delta_symbol_cost
-// (temporal on a tie), spatial's cost estimated from predictions on the
-// source (the exact one needs the byte-by-byte chain of the
-// reconstruction, which only the chosen tiles pay). `ref` is read, then overwritten with the
-// reconstruction. Returns the number of symbols coded (the bytes of the
-// tiles not skipped).
+// symbols are those of delta_quantiser_for(bound)). The tiles `intra` names
+// are coded spatially; any other tile is skipped when all its bytes are
+// within the bound of the reference, else coded both ways (spatially with
+// the byte-to-byte chain of its own reconstruction) and the one with the
+// smaller sum of delta_symbol_cost kept, temporal on a tie. `ref` is read,
+// then overwritten with the reconstruction. Returns the number of symbols
+// coded (the bytes of the tiles not skipped).
 size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
-                              const ImageView& ref, int bound, bool keyframe,
+                              const ImageView& ref, int bound, const DeltaIntra& intra,
                               uint8_t* symbols, uint8_t* modes);
 
 // The number of symbols `modes` codes: the bytes of the tiles not skipped.
@@ -46,7 +65,7 @@ void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
 // device memory; the results equal the CPU's bit for bit. The count of coded
 // symbols is not returned (the entropy stage counts them on the host).
 Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
-                               const ImageView& ref, int bound, bool keyframe,
+                               const ImageView& ref, int bound, const DeltaIntra& intra,
                                uint8_t* symbols, uint8_t* modes, StreamHandle stream);
 Status delta_tiles_decode_cuda(const DeltaLayout& layout, const uint8_t* symbols,
                                const uint8_t* modes, int quantiser, const ImageView& ref,

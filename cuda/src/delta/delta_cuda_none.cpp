@@ -21,7 +21,8 @@ Status delta_apply_cuda(const DeltaLayout&, const uint8_t*, bool, const uint32_t
   return no_cuda();
 }
 
-Status delta_tiles_encode_cuda(const DeltaLayout&, const ImageView&, const ImageView&, int, bool,
+Status delta_tiles_encode_cuda(const DeltaLayout&, const ImageView&, const ImageView&, int,
+                               const DeltaIntra&,
                                uint8_t*, uint8_t*, StreamHandle) {
   return no_cuda();
 }

@@ -20,6 +20,7 @@ namespace {
 const uint8_t kMagic[4] = {'C', 'F', 'X', 'D'};
 constexpr uint8_t kFlagKey = 1u << 0;
 constexpr uint8_t kCompressionShift = 1, kCompressionMask = 3u << 1;
+constexpr uint8_t kFlagRefresh = 1u << 3;  // format 4
 constexpr uint8_t kKnownFlags = kFlagKey | kCompressionMask;
 
 uint32_t crc(const uint8_t* p, size_t n) {
@@ -68,7 +69,8 @@ void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int ve
   uint8_t* h = packet->data();
   std::memcpy(h, kMagic, 4);
   h[4] = static_cast<uint8_t>(version);
-  h[5] = static_cast<uint8_t>((info.keyframe ? kFlagKey : 0) | (comp_bits << kCompressionShift));
+  h[5] = static_cast<uint8_t>((info.keyframe ? kFlagKey : 0) | (comp_bits << kCompressionShift) |
+                              (version == kDeltaVersion && info.refresh ? kFlagRefresh : 0));
   h[6] = static_cast<uint8_t>(layout.desc.format);
   h[7] = info.threshold;
   put32(h + 8, layout.desc.width);
@@ -96,7 +98,7 @@ Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& i
   packet->assign(kDeltaHeaderSize, 0);
   const int quantiser = delta_quantiser_for(info.threshold);
   packet->push_back(static_cast<uint8_t>(quantiser));
-  CUDAFX_TRY(entropy->encode(quantiser, info.keyframe, symbols, modes, packet));
+  CUDAFX_TRY(entropy->encode(quantiser, info.keyframe, symbols, modes, packet, !info.refresh));
   if (packet->size() - kDeltaHeaderSize > 0xffffffffu)
     return Status::invalid("delta packet: payload larger than the format allows");
   write_header(layout, info, kDeltaVersion, DeltaCompression::Predictive, coded, packet);
@@ -181,7 +183,7 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
     return bad("unsupported version " + std::to_string(h[4]));
   if (get32(h + 44) != crc(h, 44))
     return bad("header checksum mismatch");
-  if (h[5] & ~kKnownFlags)
+  if (h[5] & ~(kKnownFlags | (version == kDeltaVersion ? kFlagRefresh : 0)))
     return bad("unknown flags");
   const uint8_t comp = (h[5] & kCompressionMask) >> kCompressionShift;
   if (version == kDeltaVersion3 && comp > static_cast<uint8_t>(DeltaCompression::Rans))
@@ -210,6 +212,7 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
     return bad("payload checksum mismatch");
   info->version = version;
   info->keyframe = key;
+  info->refresh = h[5] & kFlagRefresh;
   info->compression =
       version == kDeltaVersion ? DeltaCompression::Predictive : static_cast<DeltaCompression>(comp);
   info->threshold = h[7];

@@ -4,6 +4,7 @@
 #include "cudafx/delta_entropy.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/delta_tiles.hpp"
+#include "cudafx/delta_predict_math.hpp"
 
 namespace cudafx {
 
@@ -21,6 +22,7 @@ DeltaPacketInfo info_of(const DeltaEncodeSettings& s, bool key, uint32_t counter
   DeltaPacketInfo info;
   info.version = delta_format_version(s.compression);
   info.keyframe = key;
+  info.refresh = s.compression == DeltaCompression::Predictive && s.refresh_period > 0;
   info.compression = s.compression;
   info.counter = counter;
   info.threshold = static_cast<uint8_t>(s.threshold);
@@ -79,12 +81,15 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
   CUDAFX_TRY(validate_view(cur, layout_.desc, "delta encoder input"));
   if (s.threshold < 0 || s.threshold > 255)
     return Status::invalid("delta encoder: threshold must be 0..255");
+  if (s.refresh_period < 0)
+    return Status::invalid("delta encoder: refresh period must be 0 or more");
   const bool key = s.force_keyframe || !have_ref_;
   if (s.compression == DeltaCompression::Predictive) {
     if (key)
       entropy_->reset();  // a format-3 delta frame may follow
-    const size_t coded = delta_tiles_encode_cpu(layout_, cur, ref_, s.threshold, key,
-                                                symbols_.data(), modes_.data());
+    const size_t coded = delta_tiles_encode_cpu(layout_, cur, ref_, s.threshold,
+                                                delta_intra_of(s, key, counter_), symbols_.data(),
+                                                modes_.data());
     CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_, delta_checksum(layout_, ref_),
                                       symbols_.data(), modes_.data(), coded, tiles_.get(), packet,
                                       stats));
@@ -112,31 +117,41 @@ Status DeltaDecoderBase::init(const ImageDesc& desc) {
 DeltaDecoderBase::~DeltaDecoderBase() = default;
 
 DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std::string* error) {
+  refreshed_ = false;
   DeltaPacketInfo info;
   const Status s = read_delta_header(layout_, data, size, &info);
   if (!s.is_ok()) {
-    synced_ = false;
+    synced_ = refreshing_ = false;
     if (error)
       *error = s.message();
     return DeltaDecodeResult::Corrupt;
   }
+  const bool v4 = info.version == kDeltaVersion;
   // Sequence first: a delta frame that does not follow the last applied
-  // one is not even decompressed (the rans models hold the stream's past).
+  // one is not even decompressed (the rans models hold the stream's past),
+  // except on a stream with intra refresh, where it starts (or, after a
+  // gap, restarts) rebuilding the tiles one sweep at a time.
   if (!info.keyframe) {
-    if (!synced_) {
-      if (error)
-        *error = "waiting for a keyframe";
-      return DeltaDecodeResult::NeedKeyframe;
-    }
-    if (info.counter != last_counter_ + 1) {
+    const bool can_refresh = v4 && info.refresh;
+    const bool follows = info.counter == last_counter_ + 1;
+    const bool jumped = synced_ && !follows;
+    if (jumped)
       synced_ = false;
-      if (error)
-        *error = "frame counter jumped from " + std::to_string(last_counter_) + " to " +
-                 std::to_string(info.counter);
-      return DeltaDecodeResult::NeedKeyframe;
+    if (!synced_) {
+      if (!can_refresh) {
+        refreshing_ = false;
+        if (error)
+          *error = jumped ? "frame counter jumped from " + std::to_string(last_counter_) + " to " +
+                                std::to_string(info.counter)
+                          : "waiting for a keyframe";
+        return DeltaDecodeResult::NeedKeyframe;
+      }
+      if (!refreshing_ || !follows) {
+        refreshing_ = true;
+        whole_.assign(layout_.tile_count(), 0);
+      }
     }
   }
-  const bool v4 = info.version == kDeltaVersion;
   if (info.keyframe) {  // as the encoder does: a delta frame of either format may follow
     entropy_->reset();
     tiles_->reset();
@@ -146,7 +161,7 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
                                               modes_, &quantiser)
                       : read_delta_payload(layout_, data, size, info, entropy_.get(), raw_);
   if (!p.is_ok()) {
-    synced_ = false;
+    synced_ = refreshing_ = false;
     if (error)
       *error = p.message();
     return DeltaDecodeResult::Corrupt;
@@ -156,10 +171,23 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
   const Status r = v4 ? reconstruct_tiles(quantiser, &checksum)
                       : reconstruct(info.keyframe, &checksum);
   if (!r.is_ok()) {
-    synced_ = false;
+    synced_ = refreshing_ = false;
     if (error)
       *error = r.message();
     return DeltaDecodeResult::Failed;
+  }
+  last_counter_ = info.counter;
+  const bool was_refreshing = refreshing_ && !info.keyframe;
+  refreshing_ = false;
+  if (was_refreshing) {
+    const size_t whole = mark_whole();
+    if (whole < whole_.size()) {
+      refreshing_ = true;
+      if (error)
+        *error = "rebuilding by intra refresh: " + std::to_string(whole) + " of " +
+                 std::to_string(whole_.size()) + " tiles whole";
+      return DeltaDecodeResult::Refreshing;
+    }
   }
   if (checksum != info.recon_checksum) {
     synced_ = false;
@@ -168,9 +196,18 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
     return DeltaDecodeResult::Corrupt;
   }
   synced_ = true;
-  last_counter_ = info.counter;
+  refreshed_ = was_refreshing;
   info_ = info;
   return DeltaDecodeResult::Frame;
+}
+
+size_t DeltaDecoderBase::mark_whole() {
+  size_t whole = 0;
+  for (size_t t = 0; t < whole_.size(); t++) {
+    whole_[t] |= modes_[t] == kDeltaSpatial;
+    whole += whole_[t];
+  }
+  return whole;
 }
 
 Status DeltaDecoder::create(const ImageDesc& desc, std::unique_ptr<DeltaDecoder>* out) {

@@ -40,6 +40,8 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
   CUDAFX_TRY(validate_view(cur, layout_.desc, "delta encoder input"));
   if (s.threshold < 0 || s.threshold > 255)
     return Status::invalid("delta encoder: threshold must be 0..255");
+  if (s.refresh_period < 0)
+    return Status::invalid("delta encoder: refresh period must be 0 or more");
   const bool key = s.force_keyframe || !have_ref_;
   if (s.compression == DeltaCompression::Predictive)
     return encode_tiles(cur, s, key, stream, packet, stats);
@@ -86,7 +88,8 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
 Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSettings& s, bool key,
                                       StreamHandle stream, std::vector<uint8_t>* packet,
                                       DeltaEncodeStats* stats) {
-  CUDAFX_TRY(delta_tiles_encode_cuda(layout_, cur, ref_, s.threshold, key, residual_dev_.bytes(),
+  CUDAFX_TRY(delta_tiles_encode_cuda(layout_, cur, ref_, s.threshold, delta_intra_of(s, key, counter_),
+                                     residual_dev_.bytes(),
                                      changed_dev_.bytes(), stream));
   CUDAFX_TRY(copy_bytes_async(residual_host_.get(), residual_dev_.get(), layout_.frame_bytes,
                               stream));

@@ -316,7 +316,8 @@ void DeltaTileEntropy::reset() {
 }
 
 Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* symbols,
-                                const uint8_t* modes, std::vector<uint8_t>* out) {
+                                const uint8_t* modes, std::vector<uint8_t>* out,
+                                bool reuse_tables) {
   Impl& m = *impl_;
   const NearLossless nl(quantiser);
   const int n_lanes = static_cast<int>(m.lanes.size());
@@ -349,7 +350,7 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
                                " beyond the alphabet of context " + std::to_string(ctx));
     Table fresh;
     normalise(counts, alphabet, &fresh);
-    const bool can_reuse = m.enc_valid[ctx] && m.enc[ctx].n <= alphabet;
+    const bool can_reuse = reuse_tables && m.enc_valid[ctx] && m.enc[ctx].n <= alphabet;
     if (can_reuse && (fresh.n == 0 || coded_bits(counts, alphabet, m.enc[ctx]) <=
                                           coded_bits(counts, alphabet, fresh) + table_bits(fresh))) {
       bits.put(kTableReused, kTableCountBits);

@@ -123,7 +123,7 @@ void store(const uint8_t* tile, const TileSite& s, uint8_t* dst, size_t pitch) {
 }  // namespace
 
 size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
-                              const ImageView& ref, int bound, bool keyframe,
+                              const ImageView& ref, int bound, const DeltaIntra& intra,
                               uint8_t* symbols, uint8_t* modes) {
   const DeltaEncoderQuantiser q(bound);
   const QuantLut lut(q);
@@ -135,7 +135,10 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
     uint8_t* sym = symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
     uint8_t t_sym[kTileBytes], t_rec[kTileBytes], s_sym[kTileBytes], s_rec[kTileBytes];
     int mode = kDeltaSpatial;
-    if (!keyframe) {
+    const bool spatial_only =
+        intra.keyframe ||
+        delta_in_refresh_band(s.y0 / kDeltaTileH, p.tiles_y, intra.period, intra.phase);
+    if (!spatial_only) {
       if (within_bound(c, cp, r, rp, s, bound)) {
         mode = kDeltaSkip;
       } else if (code_temporal(c, cp, r, rp, s, lut, t_sym, t_rec) <=

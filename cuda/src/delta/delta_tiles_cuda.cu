@@ -192,7 +192,7 @@ __device__ __forceinline__ void spatial_wavefront(uint8_t* tiles, int w, int h, 
 
 template <bool kLossless>
 __global__ void __launch_bounds__(kThreads)
-    tiles_encode_kernel(const __grid_constant__ TileFrame f, bool keyframe,
+    tiles_encode_kernel(const __grid_constant__ TileFrame f, DeltaIntra intra,
                         uint8_t* __restrict__ symbols, uint8_t* __restrict__ modes) {
   // The wavefront's tiles, the temporal symbols and reconstruction, the
   // tables: words, so that the tables copy a word a thread.
@@ -213,6 +213,11 @@ __global__ void __launch_bounds__(kThreads)
   }
   const EncoderMath<kLossless> q(f.bound, reinterpret_cast<const int8_t*>(tiles + kQuant));
   const TileSite s = find_tile(f);
+  // Coded spatially only: a keyframe's tiles, and the intra-refresh band's.
+  const bool keyframe =
+      intra.keyframe || delta_in_refresh_band(s.y0 / kDeltaTileH,
+                                              (s.p.height + kDeltaTileH - 1) / kDeltaTileH,
+                                              intra.period, intra.phase);
   const int x = threadIdx.x;
   const bool column = x < s.w;
   const size_t cp = s.p.cur_pitch, rp = s.p.ref_pitch, sp = s.p.row_bytes;
@@ -385,7 +390,7 @@ Status make_frame(const DeltaLayout& layout, const ImageView* cur, const ImageVi
 }  // namespace
 
 Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
-                               const ImageView& ref, int bound, bool keyframe,
+                               const ImageView& ref, int bound, const DeltaIntra& intra,
                                uint8_t* symbols, uint8_t* modes, StreamHandle stream) {
   TileFrame f;
   unsigned tiles = 0;
@@ -400,9 +405,9 @@ Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
   uint8_t* cost = reinterpret_cast<uint8_t*>(f.cost);
   for (int m = 0; m < 256; m++) cost[m] = static_cast<uint8_t>(delta_symbol_cost(m));
   if (bound == 0)
-    tiles_encode_kernel<true><<<tiles, kThreads, 0, stream>>>(f, keyframe, symbols, modes);
+    tiles_encode_kernel<true><<<tiles, kThreads, 0, stream>>>(f, intra, symbols, modes);
   else
-    tiles_encode_kernel<false><<<tiles, kThreads, 0, stream>>>(f, keyframe, symbols, modes);
+    tiles_encode_kernel<false><<<tiles, kThreads, 0, stream>>>(f, intra, symbols, modes);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
