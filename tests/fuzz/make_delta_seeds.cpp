@@ -1,5 +1,6 @@
 // Writes valid packet sequences (the fuzz target's input format) for the
 // caps that fuzz_delta_decoder.cpp decodes: the seed corpus.
+#include <array>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -20,8 +21,14 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   int file = 0;
   for (const ImageDesc& desc : caps) {
-    for (DeltaCompression comp : {DeltaCompression::Rans, DeltaCompression::Zstd,
-                                  DeltaCompression::None, DeltaCompression::Predictive}) {
+    // The last: format 4 with intra refresh (a sweep of 2 frames).
+    for (int variant = 0; variant < 5; variant++) {
+      const DeltaCompression comp =
+          variant < 4 ? std::array<DeltaCompression, 4>{DeltaCompression::Rans,
+                                                        DeltaCompression::Zstd,
+                                                        DeltaCompression::None,
+                                                        DeltaCompression::Predictive}[variant]
+                      : DeltaCompression::Predictive;
       std::unique_ptr<DeltaEncoder> enc;
       if (!DeltaEncoder::create(desc, &enc).is_ok())
         return 1;
@@ -33,7 +40,8 @@ int main(int argc, char** argv) {
         DeltaEncodeSettings s;
         s.threshold = n;
         s.compression = comp;
-        s.force_keyframe = n == 2;
+        s.refresh_period = variant == 4 ? 2 : 0;
+        s.force_keyframe = n == 2 && variant != 4;
         std::vector<uint8_t> pkt;
         if (!enc->encode(packed_view(desc, frame.data()), s, &pkt).is_ok())
           return 1;
