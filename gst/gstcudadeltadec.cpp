@@ -185,9 +185,12 @@ drop (GstCudaDeltaDec * self, GstVideoCodecFrame * frame, const std::string & wh
   st->dropped++;
   st->lost = true;
   GST_WARNING_OBJECT (self, "dropping frame %u: %s", frame->system_frame_number, why.c_str ());
-  /* Asks upstream for a keyframe, throttled by min-force-key-unit-interval. */
-  gst_video_decoder_request_sync_point (GST_VIDEO_DECODER (self), frame,
-      static_cast < GstVideoDecoderRequestSyncPointFlags > (0));
+  /* Asks upstream for a keyframe, throttled by min-force-key-unit-interval;
+   * not on a stream with intra refresh, whose sweep makes the decoder whole
+   * (a keyframe there would bring back the spike refresh avoids). */
+  if (!st->decoder || !st->decoder->refresh_stream ())
+    gst_video_decoder_request_sync_point (GST_VIDEO_DECODER (self), frame,
+        static_cast < GstVideoDecoderRequestSyncPointFlags > (0));
   return gst_video_decoder_drop_frame (GST_VIDEO_DECODER (self), frame);
 }
 

@@ -26,6 +26,7 @@
 #include "../examples/delta_receiver.hpp"
 #include "cudafx/delta.hpp"
 #include "support/clip.hpp"
+#include "support/delta_reseal.hpp"
 #include "support/gpu.hpp"
 #include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
@@ -531,12 +532,18 @@ TEST(DeltaDecoderErrors, IntraRefreshJoinsAndRecoversWithoutKeyframes) {
     }
     return via;
   };
-  // Joins at frame 10; frame 25 is lost.
+  // Joins at frame 10; frame 25 is lost; frame 33 arrives damaged (behind
+  // valid CRCs: dropped with a warning, still no keyframe request).
   std::vector<int> out_frames;
   for (size_t n = 10; n < clip.size(); n++) {
     if (n == 25)
       continue;
-    ASSERT_EQ(d.push(packets[n], n == 26), GST_FLOW_OK);
+    std::vector<uint8_t> p = packets[n];
+    if (n == 33) {
+      p[p.size() - 2] ^= 0x5a;
+      testing_support::reseal_delta_packet(p.data(), p.size());
+    }
+    ASSERT_EQ(d.push(p, n == 26), GST_FLOW_OK);
     while (GstBuffer* b = gst_harness_try_pull(d.h)) {
       HostImage img(desc);
       ASSERT_TRUE(testing_support::image_from_buffer(b, desc, &img));
@@ -550,7 +557,9 @@ TEST(DeltaDecoderErrors, IntraRefreshJoinsAndRecoversWithoutKeyframes) {
     }
   }
   EXPECT_FALSE(keyframe_requested(d.h));
-  EXPECT_TRUE(d.messages().empty());
+  const auto warnings = d.messages();
+  ASSERT_EQ(warnings.size(), 1u) << joined(warnings);
+  EXPECT_EQ(warnings[0].rfind("W: ", 0), 0u) << warnings[0];
   ASSERT_FALSE(out_frames.empty());
   EXPECT_LE(out_frames.front(), 10 + kPeriod - 1);
   // Every frame from the first whole one on is output, but for those
@@ -558,8 +567,8 @@ TEST(DeltaDecoderErrors, IntraRefreshJoinsAndRecoversWithoutKeyframes) {
   int missing = 0;
   for (int n = out_frames.front(); n < static_cast<int>(clip.size()); n++)
     missing += std::find(out_frames.begin(), out_frames.end(), n) == out_frames.end();
-  EXPECT_GE(missing, 1);        // the lost one
-  EXPECT_LE(missing, kPeriod);  // and at most a sweep after it
+  EXPECT_GE(missing, 2);            // the lost and the damaged one
+  EXPECT_LE(missing, 2 * kPeriod);  // and at most a sweep after each
 }
 
 TEST(DeltaDecoderErrors, LossFollowedByAKeyframeRecoversWithoutAnError) {

@@ -166,8 +166,8 @@ TEST(DeltaV4Stream, KeyframesHonourAndProfitFromTheThreshold) {
 }
 
 // A frame equal to its reference skips every tile: the packet is the
-// header, the quantiser, the tables (every context unused but the mode
-// context, with one value) and the lane directory with no lane present.
+// header, the quantiser, the tables (every context unused: the modes of
+// absent lanes are not coded) and the lane directory with no lane present.
 TEST(DeltaV4Stream, UnchangedFrameCostsTablesAndAnEmptyDirectory) {
   const ImageDesc desc{PixelFormat::NV12, 640, 480};
   HostImage f(desc);
@@ -182,8 +182,8 @@ TEST(DeltaV4Stream, UnchangedFrameCostsTablesAndAnEmptyDirectory) {
   EXPECT_FALSE(st.keyframe);
   EXPECT_EQ(st.changed_bytes, 0u);
   const size_t lanes = delta_lanes(enc->layout()).size();
-  // A count of 9 bits a context, and the Elias gamma code of 4096 + 1 (25 bits).
-  const size_t table_bytes = (kDeltaContexts * 9 + 25 + 7) / 8;
+  // A count of 9 bits a context.
+  const size_t table_bytes = (kDeltaContexts * 9 + 7) / 8;
   EXPECT_EQ(pkt.size(), kDeltaHeaderSize + 1 + table_bytes + (lanes + 7) / 8);
 }
 
@@ -407,7 +407,7 @@ TEST(DeltaV4Entropy, TablesAreReusedFromThePreviousFrameWhenCheaper) {
   EXPECT_EQ(fresh->decode(q, false, again.data(), again.size(), coded, got_sym.data(),
                           got_modes.data())
                 .message(),
-            "v4 payload: table 0 reused, but no frame since the keyframe had one");
+            "v4 payload: table 0 reused, but there is none to reuse");
   // ... and so does one whose last frame was a keyframe of no such context
   // after a reset.
   dec->reset();
@@ -429,6 +429,53 @@ TEST(DeltaV4Entropy, TablesAreReusedFromThePreviousFrameWhenCheaper) {
                        got_modes.data())
                 .message(),
             "v4 payload: reused table 0 has more entries than its alphabet");
+  // A stream with intra refresh reuses none.
+  EXPECT_EQ(dec->decode(q, false, again.data(), again.size(), coded, got_sym.data(),
+                        got_modes.data(), false)
+                .message(),
+            "v4 payload: table 0 reused in a stream with intra refresh");
+}
+
+// A lane whose only coded tile is one byte wide codes more masks than
+// symbols: the encoder's room for its stream counts the masks (it wrote
+// into the next lane's room, and the decoder refused the packet).
+TEST(DeltaV4Entropy, ANarrowLoneEdgeTileFitsItsLane) {
+  const DeltaLayout l = layout_of({PixelFormat::GRAY8, 513, 2048});
+  std::vector<uint8_t> sym(l.frame_bytes, 0), modes(l.tile_count(), kDeltaSkip);
+  const int tiles_x = l.planes[0].tiles_x;  // 9: the last 1 byte wide
+  size_t coded = 0;
+  for (int ty = 0; ty < l.planes[0].tiles_y; ty++)
+    for (int tx = 0; tx < tiles_x; tx++) {
+      const bool lone = tx == tiles_x - 1 && ty == 50;
+      if (tx == tiles_x - 1 && !lone)
+        continue;
+      modes[ty * tiles_x + tx] = ((ty + tx) & 1) ? kDeltaTemporal : kDeltaSpatial;
+      for (int y = 0; y < 16; y++)
+        for (int x = 0; x < l.planes[0].tile_width(tx); x++)
+          sym[static_cast<size_t>(ty * 16 + y) * 513 + tx * 64 + x] =
+              static_cast<uint8_t>(lone ? 102 + 2 * y : (x < 16 ? 100 : 0));
+      coded += static_cast<size_t>(l.planes[0].tile_width(tx)) * 16;
+    }
+  std::unique_ptr<DeltaTileEntropy> enc, dec;
+  ASSERT_TRUE(DeltaTileEntropy::create(l, &enc).is_ok());
+  ASSERT_TRUE(DeltaTileEntropy::create(l, &dec).is_ok());
+  std::vector<uint8_t> out;
+  ASSERT_TRUE(enc->encode(0, false, sym.data(), modes.data(), &out).is_ok());
+  std::vector<uint8_t> got_sym(l.frame_bytes, 7), got_modes(modes.size(), 9);
+  const Status s = dec->decode(0, false, out.data(), out.size(), coded, got_sym.data(),
+                               got_modes.data());
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(got_modes, modes);
+  for (size_t t = 0; t < modes.size(); t++) {
+    if (modes[t] == kDeltaSkip)
+      continue;
+    const int ty = static_cast<int>(t) / tiles_x, tx = static_cast<int>(t) % tiles_x;
+    for (int y = 0; y < 16; y++)
+      for (int x = 0; x < l.planes[0].tile_width(tx); x++) {
+        const size_t i = static_cast<size_t>(ty * 16 + y) * 513 + tx * 64 + x;
+        ASSERT_EQ(got_sym[i], sym[i]) << "tile " << tx << "," << ty;
+      }
+  }
 }
 
 // Intra refresh (#18): a decoder that joins a stream mid-way, or loses a

@@ -305,7 +305,8 @@ class DeltaDecoderBase {
   // `error` receives the reason for anything but Frame.
   DeltaDecodeResult decode(const uint8_t* data, size_t size, std::string* error);
   // Marks the stream discontinuous (lost packets): the next delta frame is
-  // not applied.
+  // not applied (on a stream with intra refresh: applied, not output, until
+  // the sweep has rebuilt every tile).
   void discont() { synced_ = false; }
   // Host memory (DeltaDecoder) or device memory (DeltaDecoderCuda).
   const ImageView& reconstruction() const { return ref_; }
@@ -313,6 +314,9 @@ class DeltaDecoderBase {
   const DeltaLayout& layout() const { return layout_; }
   // True for the frame that made the decoder whole again by intra refresh.
   bool refreshed() const { return refreshed_; }
+  // True when the last packet whose header was valid came from a stream
+  // with intra refresh (its decoder needs no keyframe to recover).
+  bool refresh_stream() const { return refresh_stream_; }
 
  protected:
   // Applies the raw payload (raw_size_ bytes at raw_, validated, of a
@@ -346,7 +350,7 @@ class DeltaDecoderBase {
   DeltaPacketInfo info_;
   uint32_t last_counter_ = 0;
   bool synced_ = false;
-  bool refreshing_ = false, refreshed_ = false;
+  bool refreshing_ = false, refreshed_ = false, refresh_stream_ = false;
   std::vector<uint8_t> whole_;  // one a tile, while refreshing
 };
 

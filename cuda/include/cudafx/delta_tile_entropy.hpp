@@ -7,7 +7,8 @@
 // few kilobytes). Nothing else carries over, and keyframes start afresh.
 // The frame is cut into many independent lanes (runs of up to
 // kDeltaLaneTiles tiles of one tile row), which code and decode in
-// parallel: on CPU threads here, on GPU threads in the CUDA backends.
+// parallel: on CPU threads here (the CUDA backends use this coder on the
+// host too; the lanes are laid out for GPU threads, a coder yet to come).
 #pragma once
 
 #include <cstddef>
@@ -49,8 +50,10 @@ class DeltaTileEntropy {
   // tiles are left as they were). `coded` is the number of symbols the
   // packet header announces; the frame must code exactly that many.
   // Validates everything it reads and never reads or writes out of bounds.
+  // With `reuse_allowed` false (a stream with intra refresh) a reused
+  // table is an error.
   Status decode(int quantiser, bool keyframe, const uint8_t* data, size_t size, size_t coded,
-                uint8_t* symbols, uint8_t* modes);
+                uint8_t* symbols, uint8_t* modes, bool reuse_allowed = true);
 
   const std::vector<DeltaLane>& lanes() const;
 

@@ -117,7 +117,8 @@ Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, siz
     return Status::invalid("delta packet: v4 payload: quantiser " + std::to_string(*quantiser) +
                            " above the threshold " + std::to_string(info.threshold));
   const Status s = entropy->decode(*quantiser, info.keyframe, data + kDeltaHeaderSize + 1,
-                                   size - kDeltaHeaderSize - 1, info.raw_size, symbols, modes);
+                                   size - kDeltaHeaderSize - 1, info.raw_size, symbols, modes,
+                                   !info.refresh);
   if (!s.is_ok())
     return Status::invalid("delta packet: " + s.message());
   (void)layout;  // read_delta_header checked the packet against it

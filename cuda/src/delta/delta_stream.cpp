@@ -120,13 +120,21 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
   refreshed_ = false;
   DeltaPacketInfo info;
   const Status s = read_delta_header(layout_, data, size, &info);
-  if (!s.is_ok()) {
+  // Out of sync, the tables of the frames before are no longer the
+  // encoder's (the stream resumes at a keyframe, or by intra refresh,
+  // which reuses none).
+  auto lose_sync = [this] {
     synced_ = refreshing_ = false;
+    tiles_->reset();
+  };
+  if (!s.is_ok()) {
+    lose_sync();
     if (error)
       *error = s.message();
     return DeltaDecodeResult::Corrupt;
   }
   const bool v4 = info.version == kDeltaVersion;
+  refresh_stream_ = v4 && info.refresh;
   // Sequence first: a delta frame that does not follow the last applied
   // one is not even decompressed (the rans models hold the stream's past),
   // except on a stream with intra refresh, where it starts (or, after a
@@ -136,7 +144,7 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
     const bool follows = info.counter == last_counter_ + 1;
     const bool jumped = synced_ && !follows;
     if (jumped)
-      synced_ = false;
+      lose_sync();
     if (!synced_) {
       if (!can_refresh) {
         refreshing_ = false;
@@ -161,7 +169,7 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
                                               modes_, &quantiser)
                       : read_delta_payload(layout_, data, size, info, entropy_.get(), raw_);
   if (!p.is_ok()) {
-    synced_ = refreshing_ = false;
+    lose_sync();
     if (error)
       *error = p.message();
     return DeltaDecodeResult::Corrupt;
@@ -171,7 +179,7 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
   const Status r = v4 ? reconstruct_tiles(quantiser, &checksum)
                       : reconstruct(info.keyframe, &checksum);
   if (!r.is_ok()) {
-    synced_ = refreshing_ = false;
+    lose_sync();
     if (error)
       *error = r.message();
     return DeltaDecodeResult::Failed;
@@ -190,7 +198,7 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
     }
   }
   if (checksum != info.recon_checksum) {
-    synced_ = false;
+    lose_sync();
     if (error)
       *error = "reconstruction checksum mismatch: decoder out of sync";
     return DeltaDecodeResult::Corrupt;

@@ -222,7 +222,10 @@ struct DeltaTileEntropy::Impl {
   std::vector<uint32_t> stream_size;
   std::vector<std::vector<uint32_t>> counts;    // one histogram a worker
   // Encoder: each lane's (context, value) pairs in stream order, as the
-  // histogram pass finds them, for the coding pass to read backwards.
+  // histogram pass finds them, for the coding pass to read backwards. The
+  // encoder's buffers (about 4 bytes a frame byte) are made at its first
+  // frame: a decoder never needs them.
+  size_t room_bytes = 0, sequence_length = 0;
   std::vector<uint16_t> sequence;
   std::vector<size_t> sequence_offset;
   std::vector<size_t> sequence_size;
@@ -285,22 +288,21 @@ Status DeltaTileEntropy::create(const DeltaLayout& layout, std::unique_ptr<Delta
   Impl& m = *e->impl_;
   m.layout = layout;
   m.lanes = delta_lanes(layout);
-  size_t room = 0;
+  // A lane codes at most its symbols, a mask a tile row and a mode a tile;
+  // rans.hpp writes at most two bytes a symbol and eight to flush.
+  size_t room = 0, seq = 0;
   for (const DeltaLane& l : m.lanes) {
+    const size_t most = l.symbols + static_cast<size_t>(l.tiles) * (kDeltaTileH + 1);
     m.slot_offset.push_back(room);
-    room += 2 * (l.symbols + l.tiles) + 16;  // rans.hpp: two bytes a symbol, eight to flush
+    m.sequence_offset.push_back(seq);
+    room += 2 * most + 16;
+    seq += most;
   }
   m.slot_offset.push_back(room);
-  m.room.resize(room);
+  m.room_bytes = room;
+  m.sequence_length = seq;
   m.stream_size.resize(m.lanes.size());
   m.lane_begin.resize(m.lanes.size() + 1);
-  m.counts.assign(cpu_worker_count(), std::vector<uint32_t>(kDeltaContexts * 256));
-  size_t seq = 0;
-  for (const DeltaLane& l : m.lanes) {
-    m.sequence_offset.push_back(seq);
-    seq += l.symbols + l.tiles * (kDeltaTileH + 1);  // symbols, masks (a tile row each), modes
-  }
-  m.sequence.resize(seq);
   m.sequence_size.resize(m.lanes.size());
   *out = std::move(e);
   return Status::ok();
@@ -321,9 +323,23 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   Impl& m = *impl_;
   const NearLossless nl(quantiser);
   const int n_lanes = static_cast<int>(m.lanes.size());
+  if (m.room.size() != m.room_bytes) {
+    m.room.resize(m.room_bytes);
+    m.sequence.resize(m.sequence_length);
+    m.counts.assign(cpu_worker_count(), std::vector<uint32_t>(kDeltaContexts * 256));
+  }
+  // A lane is coded unless all its tiles are skipped (then it is absent).
+  auto present = [&](const DeltaLane& l) {
+    bool any = keyframe;
+    for (int t = 0; t < l.tiles && !any; t++) any = modes[l.first_tile + t] != kDeltaSkip;
+    return any;
+  };
   // 1. Histograms of every context, a worker's lanes into its own.
   for (auto& c : m.counts) std::fill(c.begin(), c.end(), 0u);
   parallel_for(n_lanes, [&](int li, int worker) {
+    m.sequence_size[li] = 0;
+    if (!present(m.lanes[li]))
+      return;
     uint32_t* counts = m.counts[worker].data();
     uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
     size_t n = 0;
@@ -338,16 +354,19 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
     for (size_t v = 0; v < total.size(); v++) total[v] += m.counts[k][v];
   // 2. Tables, written as they are made: the previous frame's where it
   // codes this frame's counts in fewer bits than a new one and its table.
+  // Values are checked first, so that a frame refused leaves the tables as
+  // the decoder has them.
+  for (int ctx = 0; ctx < kDeltaContexts; ctx++)
+    for (int v = alphabet_of(ctx, nl.range); v < 256; v++)
+      if (total[ctx * 256 + v])
+        return Status::invalid("delta v4 encoder: symbol " + std::to_string(v) +
+                               " beyond the alphabet of context " + std::to_string(ctx));
   if (keyframe)
     reset();
   BitWriter bits(out);
   for (int ctx = 0; ctx < kDeltaContexts; ctx++) {
     const int alphabet = alphabet_of(ctx, nl.range);
     const uint32_t* counts = &total[ctx * 256];
-    for (int v = alphabet; v < 256; v++)
-      if (counts[v])
-        return Status::invalid("delta v4 encoder: symbol " + std::to_string(v) +
-                               " beyond the alphabet of context " + std::to_string(ctx));
     Table fresh;
     normalise(counts, alphabet, &fresh);
     const bool can_reuse = reuse_tables && m.enc_valid[ctx] && m.enc[ctx].n <= alphabet;
@@ -364,10 +383,7 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   bits.flush();
   // 3. Lanes, each backwards into its own room.
   parallel_for(n_lanes, [&](int li, int) {
-    const DeltaLane& l = m.lanes[li];
-    bool any = keyframe;
-    for (int t = 0; t < l.tiles && !any; t++) any = modes[l.first_tile + t] != kDeltaSkip;
-    if (!any) {
+    if (!present(m.lanes[li])) {
       m.stream_size[li] = 0;
       return;
     }
@@ -403,7 +419,8 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
 }
 
 Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* data, size_t size,
-                                size_t coded, uint8_t* symbols, uint8_t* modes) {
+                                size_t coded, uint8_t* symbols, uint8_t* modes,
+                                bool reuse_allowed) {
   Impl& m = *impl_;
   auto bad = [](const std::string& why) { return Status::invalid("v4 payload: " + why); };
   const NearLossless nl(quantiser);
@@ -418,9 +435,10 @@ Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* dat
     if (!bits.get(kTableCountBits, &n))
       return bad("truncated tables");
     if (n == kTableReused) {
+      if (!reuse_allowed)
+        return bad("table " + std::to_string(ctx) + " reused in a stream with intra refresh");
       if (!m.dec_valid[ctx])
-        return bad("table " + std::to_string(ctx) + " reused, but no frame since the keyframe "
-                   "had one");
+        return bad("table " + std::to_string(ctx) + " reused, but there is none to reuse");
       if (t.n > alphabet_of(ctx, nl.range))
         return bad("reused table " + std::to_string(ctx) + " has more entries than its alphabet");
       continue;
