@@ -425,7 +425,7 @@ int main(int argc, char** argv) {
   };
   std::ostringstream x264_rows;
   std::map<int, double> x264_psnr;  // by qp, for the rows that decoded
-  for (int qp : {0, 14, 18, 22, 26}) {
+  for (int qp : {0, 6, 10, 14, 18, 22, 26}) {
     std::vector<GstBuffer*> coded;
     double bytes = 0;
     const double secs = have_x264 ? run_chain(x264_chain(qp), clip.caps, clip.frames,
