@@ -64,6 +64,17 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// The I420 planes of a mapped frame as the codec's view.
+ImageView view_of(const GstVideoFrame& f, const ImageDesc& desc) {
+  ImageView v;
+  v.desc = desc;
+  for (int p = 0; p < 3; p++) {
+    v.data[p] = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, p));
+    v.pitch[p] = GST_VIDEO_FRAME_PLANE_STRIDE(&f, p);
+  }
+  return v;
+}
+
 struct Clip {
   GstCaps* caps = nullptr;
   GstVideoInfo info;
@@ -324,12 +335,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < n; i++) {
         GstVideoFrame f;
         gst_video_frame_map(&f, &clip.info, clip.frames[i], GST_MAP_READ);
-        ImageView v;
-        v.desc = desc;
-        for (int p = 0; p < 3; p++) {
-          v.data[p] = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, p));
-          v.pitch[p] = GST_VIDEO_FRAME_PLANE_STRIDE(&f, p);
-        }
+        const ImageView v = view_of(f, desc);
         DeltaEncodeSettings s;
         s.threshold = threshold;
         s.compression = comp;
@@ -389,12 +395,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i < n; i++) {
           GstVideoFrame f;
           gst_video_frame_map(&f, &clip.info, clip.frames[i], GST_MAP_READ);
-          ImageView v;
-          v.desc = {PixelFormat::I420, w, h};
-          for (int p = 0; p < 3; p++) {
-            v.data[p] = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, p));
-            v.pitch[p] = GST_VIDEO_FRAME_PLANE_STRIDE(&f, p);
-          }
+          const ImageView v = view_of(f, {PixelFormat::I420, w, h});
           DeltaEncodeSettings s;
           s.threshold = threshold;
           s.compression = comp;

@@ -31,8 +31,10 @@ DeltaLayout layout_of(const ImageDesc& desc) {
   return l;
 }
 
+// Format-4 packets of a clip: a keyframe every `key_every` frames (0: the
+// first only), intra refresh over `refresh_period` frames (0: none).
 std::vector<std::vector<uint8_t>> encode_v4(const std::vector<HostImage>& clip, int threshold,
-                                            int key_every) {
+                                            int key_every, int refresh_period = 0) {
   std::unique_ptr<DeltaEncoder> enc;
   EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
   std::vector<std::vector<uint8_t>> packets;
@@ -41,6 +43,7 @@ std::vector<std::vector<uint8_t>> encode_v4(const std::vector<HostImage>& clip, 
     s.threshold = threshold;
     s.compression = DeltaCompression::Predictive;
     s.force_keyframe = key_every > 0 && n % key_every == 0;
+    s.refresh_period = refresh_period;
     packets.emplace_back();
     EXPECT_TRUE(enc->encode(clip[n].view(), s, &packets.back()).is_ok());
   }
@@ -485,17 +488,7 @@ TEST(DeltaV4Entropy, ANarrowLoneEdgeTileFitsItsLane) {
 namespace {
 std::vector<std::vector<uint8_t>> encode_refresh(const std::vector<HostImage>& clip, int threshold,
                                                  int period) {
-  std::unique_ptr<DeltaEncoder> enc;
-  EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
-  std::vector<std::vector<uint8_t>> packets;
-  for (size_t n = 0; n < clip.size(); n++) {
-    DeltaEncodeSettings s;
-    s.threshold = threshold;
-    s.refresh_period = period;
-    packets.emplace_back();
-    EXPECT_TRUE(enc->encode(clip[n].view(), s, &packets.back()).is_ok());
-  }
-  return packets;
+  return encode_v4(clip, threshold, 0, period);
 }
 }  // namespace
 
