@@ -11,12 +11,19 @@
 // keyframes at all). RTCP feedback goes early at most once a report interval
 // (RFC 4585), so a second loss soon after the first may wait up to five
 // seconds: the periodic keyframes (key-int-max, default 60: two seconds at
-// 30 frames/s) bound that wait; intra refresh (issue #18, item 4) is to
-// replace them.
+// 30 frames/s) bound that wait.
+//
+// --intra-refresh replaces both the periodic keyframes and the keyframe for
+// each joining client (cudadeltaenc intra-refresh=true): a band of tiles
+// coded without temporal prediction sweeps the frame every key-int-max
+// frames, so a client that joins or loses a packet is whole again within
+// one sweep (after the payloader's next config, sent every second), and no
+// client's arrival puts a keyframe spike into everyone's stream.
 //
 //   GST_PLUGIN_PATH=build/gst build/examples/delta_rtsp_server [--port P]
-//       [--mount /cam] [--threshold T] [--key-int-max K] [--multicast]
-//       [--source "gst-launch description of the raw video"] [--seconds S]
+//       [--mount /cam] [--threshold T] [--key-int-max K] [--intra-refresh]
+//       [--multicast] [--source "gst-launch description of the raw video"]
+//       [--seconds S]
 //
 // Prints "rtsp://127.0.0.1:PORT/MOUNT" on a line of its own when it serves
 // (--port 0: any free port, the one it got). A client:
@@ -46,6 +53,7 @@ struct Options {
   std::string mount = "/cam";
   int threshold = 10;
   int key_int_max = 60;
+  bool intra_refresh = false;
   bool multicast = false;
   double seconds = 0;  // 0: until SIGINT or SIGTERM
   std::string source =
@@ -149,6 +157,8 @@ void on_play_request(GstRTSPClient* client, GstRTSPContext*, gpointer data) {
   request_keyframe(static_cast<Shared*>(data), ("a client at " + who + " plays").c_str());
 }
 
+// With intra refresh a joining client needs no keyframe (the sweep makes
+// it whole): no play-request handler then.
 void on_client_connected(GstRTSPServer*, GstRTSPClient* client, gpointer data) {
   g_signal_connect(client, "play-request", G_CALLBACK(on_play_request), data);
 }
@@ -194,6 +204,8 @@ bool parse(int argc, char** argv, Options* o) {
     }
     else if (a == "--multicast")
       o->multicast = true;
+    else if (a == "--intra-refresh")
+      o->intra_refresh = true;
     else
       return false;
   }
@@ -208,7 +220,7 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, &o)) {
     fprintf(stderr,
             "usage: %s [--port P] [--mount /cam] [--threshold T] [--key-int-max K] "
-            "[--multicast] [--source \"LAUNCH\"] [--seconds S]\n",
+            "[--intra-refresh] [--multicast] [--source \"LAUNCH\"] [--seconds S]\n",
             argv[0]);
     return 2;
   }
@@ -226,6 +238,7 @@ int main(int argc, char** argv) {
   const std::string launch = "( " + o.source + " ! cudadeltaenc name=enc threshold=" +
                              std::to_string(o.threshold) + " key-int-max=" +
                              std::to_string(o.key_int_max) +
+                             (o.intra_refresh ? " intra-refresh=true" : "") +
                              " ! rtpgstpay name=pay0 pt=96 config-interval=1 )";
   // gst-rtsp-server parses the description only when the first client
   // comes: a mistake in --source is found here, at start, instead.
@@ -260,7 +273,8 @@ int main(int argc, char** argv) {
   // state outlives them (never freed).
   Shared& shared = *new Shared;
   g_signal_connect(factory, "media-configure", G_CALLBACK(on_media_configure), &shared);
-  g_signal_connect(server, "client-connected", G_CALLBACK(on_client_connected), &shared);
+  if (!o.intra_refresh)
+    g_signal_connect(server, "client-connected", G_CALLBACK(on_client_connected), &shared);
   GstRTSPMountPoints* mounts = gst_rtsp_server_get_mount_points(server);
   gst_rtsp_mount_points_add_factory(mounts, o.mount.c_str(), factory);  // takes the factory
   g_object_unref(mounts);

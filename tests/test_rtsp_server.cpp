@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -103,16 +104,20 @@ class ServerProcess {
 // The server program (CUDAFX_RTSP_SERVER, set by meson) serving the ball with
 // a keyframe every `key_int_max` frames, and the URL it printed; nullptr,
 // with a failure added, when it is not there or printed no URL.
-std::unique_ptr<ServerProcess> start_server(const char* key_int_max, std::string* url) {
+std::unique_ptr<ServerProcess> start_server(const char* key_int_max, std::string* url,
+                                            bool intra_refresh = false) {
   const char* program = std::getenv("CUDAFX_RTSP_SERVER");
   if (!program || !*program) {
     ADD_FAILURE() << "CUDAFX_RTSP_SERVER (set by meson) names no program";
     return nullptr;
   }
-  auto server = std::make_unique<ServerProcess>(std::vector<std::string>{
+  std::vector<std::string> args{
       program, "--port", "0", "--threshold", std::to_string(kThreshold), "--key-int-max",
       key_int_max, "--source",
-      std::string("videotestsrc is-live=true pattern=ball animation-mode=frames ! ") + kRaw});
+      std::string("videotestsrc is-live=true pattern=ball animation-mode=frames ! ") + kRaw};
+  if (intra_refresh)
+    args.push_back("--intra-refresh");
+  auto server = std::make_unique<ServerProcess>(args);
   *url = server->first_line(20);
   if (url->rfind("rtsp://127.0.0.1:", 0) != 0) {
     ADD_FAILURE() << "the server printed \"" << *url << "\"";
@@ -312,6 +317,60 @@ TEST(DeltaRtspServer, UdpClientThatLosesAFrameGetsAKeyframeThroughRtcpPli) {
 // comes: a number out of range or not a number, a source that cannot be
 // built (gst-rtsp-server alone would find it only when the first client
 // asks).
+// --intra-refresh: no keyframe for a joining client and none periodic; a
+// late client (TCP) and one that loses a frame (UDP) are whole again within
+// the payloader's next config (every second) plus one sweep (key-int-max
+// 30), every frame within the threshold.
+TEST(DeltaRtspServer, IntraRefreshServerNeedsNoKeyframeForLateOrLossyClients) {
+  const auto refs = reference_frames();
+  ASSERT_EQ(refs.size(), static_cast<size_t>(kReferenceFrames));
+  std::string url;
+  const auto server = start_server("30", &url, true);
+  ASSERT_TRUE(server);
+  Client first(url, "tcp", 0);
+  while (first.index.size() < 10)
+    ASSERT_TRUE(first.take(refs, 20)) << first.name << " stalled";
+  const int joined = first.latest(refs);
+  Client late(url, "udp", 1);
+  // Keyframes reaching the late client's decoder: none, since the stream's
+  // first (sent before it joined).
+  auto* keyframes = new std::atomic<int>(0);
+  {
+    GstElement* dec = gst_bin_get_by_name(GST_BIN(late.pipeline), "dec");
+    ASSERT_NE(dec, nullptr);
+    GstPad* pad = gst_element_get_static_pad(dec, "sink");
+    gst_pad_add_probe(
+        pad, GST_PAD_PROBE_TYPE_BUFFER,
+        [](GstPad*, GstPadProbeInfo* info, gpointer count) {
+          if (!GST_BUFFER_FLAG_IS_SET(GST_PAD_PROBE_INFO_BUFFER(info), GST_BUFFER_FLAG_DELTA_UNIT))
+            ++*static_cast<std::atomic<int>*>(count);
+          return GST_PAD_PROBE_OK;
+        },
+        keyframes, [](gpointer c) { delete static_cast<std::atomic<int>*>(c); });
+    gst_object_unref(pad);
+    gst_object_unref(dec);
+  }
+  while (late.index.size() < 10)
+    ASSERT_TRUE(late.take(refs, 20)) << late.name << " stalled";
+  EXPECT_LE(late.index[0] - joined, 2 * kRefreshFrames)
+      << "started at source frame " << late.index[0] << ", joined at " << joined;
+  late.lose_next_frame();
+  int largest_gap = 0;
+  while (late.index.size() < 80) {
+    ASSERT_TRUE(late.take(refs, 20)) << late.name << " stalled after the loss";
+    const size_t n = late.index.size();
+    if (late.index[n - 1] >= 0 && late.index[n - 2] >= 0)
+      largest_gap = std::max(largest_gap, late.index[n - 1] - late.index[n - 2]);
+  }
+  for (const Client* c : {&first, &late})
+    for (size_t n = 0; n < c->index.size(); n++)
+      ASSERT_GE(c->index[n], 0) << c->name << ", frame " << n
+                                << ": within the threshold of no source frame";
+  EXPECT_GE(largest_gap, 2) << "the loss cost no frame";
+  EXPECT_LE(largest_gap, kRefreshFrames + 1) << "frames missed between the loss and whole";
+  EXPECT_EQ(keyframes->load(), 0) << "keyframes reached the late client";
+}
+
 TEST(DeltaRtspServer, BadArgumentsFailAtStartWithAMessage) {
   const char* program = std::getenv("CUDAFX_RTSP_SERVER");
   ASSERT_TRUE(program && *program) << "CUDAFX_RTSP_SERVER (set by meson) names no program";
