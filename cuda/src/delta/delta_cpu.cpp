@@ -93,24 +93,6 @@ uint64_t delta_checksum(const DeltaLayout& layout, const ImageView& img) {
 
 namespace {
 
-// Offsets of each plane in a tight frame, and of its first tile flag.
-struct PlaneOffsets {
-  size_t frame[kMaxPlanes];
-  size_t tile[kMaxPlanes];
-};
-
-PlaneOffsets offsets_of(const DeltaLayout& l) {
-  PlaneOffsets o{};
-  size_t f = 0, t = 0;
-  for (int i = 0; i < l.n_planes; i++) {
-    o.frame[i] = f;
-    o.tile[i] = t;
-    f += static_cast<size_t>(l.planes[i].row_bytes) * l.planes[i].height;
-    t += l.planes[i].tile_count();
-  }
-  return o;
-}
-
 // Calls fn(x0, bytes, y0, rows) for the tile (tx, ty) of plane p.
 template <class F>
 void tile_rect(const DeltaPlaneLayout& p, int tx, int ty, F fn) {
@@ -122,7 +104,6 @@ void tile_rect(const DeltaPlaneLayout& p, int tx, int ty, F fn) {
 void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const ImageView& ref,
                       int threshold, bool keyframe, DeltaScratch* scratch,
                       std::vector<uint8_t>* raw, size_t* changed_bytes) {
-  const PlaneOffsets off = offsets_of(layout);
   raw->clear();
   if (changed_bytes)
     *changed_bytes = 0;
@@ -132,8 +113,8 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
       const DeltaPlaneLayout& p = layout.planes[i];
       for (int y = 0; y < p.height; y++) {
         const uint8_t* src = cur.data[i] + static_cast<size_t>(y) * cur.pitch[i];
-        std::memcpy(raw->data() + off.frame[i] + static_cast<size_t>(y) * p.row_bytes, src,
-                    p.row_bytes);
+        std::memcpy(raw->data() + layout.plane_offset[i] + static_cast<size_t>(y) * p.row_bytes,
+                    src, p.row_bytes);
         std::memcpy(ref.data[i] + static_cast<size_t>(y) * ref.pitch[i], src, p.row_bytes);
       }
     }
@@ -166,7 +147,8 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
     const DeltaPlaneLayout& p = layout.planes[i];
     // A tile at a time, its flag written once: the flags of neighbouring
     // tile rows share cache lines across threads.
-    uint8_t* flags = scratch->changed.data() + off.tile[i] + static_cast<size_t>(ty) * p.tiles_x;
+    uint8_t* flags =
+        scratch->changed.data() + layout.first_tile[i] + static_cast<size_t>(ty) * p.tiles_x;
     const int y0 = ty * kDeltaTileH, y1 = std::min(p.height, y0 + kDeltaTileH);
     for (int tx = 0; tx < p.tiles_x; tx++) {
       const int x0 = tx * kDeltaTileW, x1 = std::min(p.row_bytes, x0 + kDeltaTileW);
@@ -174,8 +156,8 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
       for (int y = y0; y < y1; y++) {
         const uint8_t* __restrict c = cur.data[i] + static_cast<size_t>(y) * cur.pitch[i];
         uint8_t* __restrict r = ref.data[i] + static_cast<size_t>(y) * ref.pitch[i];
-        uint8_t* __restrict res =
-            scratch->residual.data() + off.frame[i] + static_cast<size_t>(y) * p.row_bytes;
+        uint8_t* __restrict res = scratch->residual.data() + layout.plane_offset[i] +
+                                  static_cast<size_t>(y) * p.row_bytes;
         if (threshold == 0) {  // lossless: the difference itself, and ref = cur
           uint8_t any = 0;
           for (int x = x0; x < x1; x++) {
@@ -227,14 +209,13 @@ void delta_encode_cpu(const DeltaLayout& layout, const ImageView& cur, const Ima
 void pack_delta_payload(const DeltaLayout& layout, const uint8_t* residual,
                         const uint8_t* changed, std::vector<uint8_t>* raw,
                         size_t* changed_bytes) {
-  const PlaneOffsets off = offsets_of(layout);
   // Bitmaps, then the residual bytes of the changed tiles in raster order.
   raw->assign(layout.bitmap_bytes, 0);
   size_t bit_base = 0;
   for (int i = 0; i < layout.n_planes; i++) {
     const DeltaPlaneLayout& p = layout.planes[i];
     for (size_t k = 0; k < p.tile_count(); k++)
-      if (changed[off.tile[i] + k])
+      if (changed[layout.first_tile[i] + k])
         (*raw)[bit_base + k / 8] |= static_cast<uint8_t>(1u << (k % 8));
     bit_base += p.bitmap_bytes();
   }
@@ -263,7 +244,7 @@ void pack_delta_payload(const DeltaLayout& layout, const uint8_t* residual,
       tile_rect(p, t.tx, t.ty, [&](int x0, int bytes, int y0, int rows) {
         for (int y = y0; y < y0 + rows; y++, out += bytes) {
           const uint8_t* res =
-              residual + off.frame[t.plane] + static_cast<size_t>(y) * p.row_bytes + x0;
+              residual + layout.plane_offset[t.plane] + static_cast<size_t>(y) * p.row_bytes + x0;
           std::memcpy(out, res, bytes);
           unsigned nonzero = 0;
           for (int x = 0; x < bytes; x++)
@@ -283,13 +264,13 @@ void pack_delta_payload(const DeltaLayout& layout, const uint8_t* residual,
 
 void delta_apply_cpu(const DeltaLayout& layout, const uint8_t* raw, size_t, bool keyframe,
                      const ImageView& ref) {
-  const PlaneOffsets off = offsets_of(layout);
   if (keyframe) {
     for (int i = 0; i < layout.n_planes; i++) {
       const DeltaPlaneLayout& p = layout.planes[i];
       for (int y = 0; y < p.height; y++)
         std::memcpy(ref.data[i] + static_cast<size_t>(y) * ref.pitch[i],
-                    raw + off.frame[i] + static_cast<size_t>(y) * p.row_bytes, p.row_bytes);
+                    raw + layout.plane_offset[i] + static_cast<size_t>(y) * p.row_bytes,
+                    p.row_bytes);
     }
     return;
   }
