@@ -140,13 +140,12 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
   // except on a stream with intra refresh, where it starts (or, after a
   // gap, restarts) rebuilding the tiles one sweep at a time.
   if (!info.keyframe) {
-    const bool can_refresh = v4 && info.refresh;
     const bool follows = info.counter == last_counter_ + 1;
     const bool jumped = synced_ && !follows;
     if (jumped)
       lose_sync();
     if (!synced_) {
-      if (!can_refresh) {
+      if (!refresh_stream_) {
         refreshing_ = false;
         if (error)
           *error = jumped ? "frame counter jumped from " + std::to_string(last_counter_) + " to " +

@@ -79,7 +79,8 @@ void normalise(const uint32_t* counts, int alphabet, Table* t) {
   int64_t sum = 0;
   int top = 0;
   for (int v = 0; v < n; v++) {
-    const uint32_t f = counts[v] ? std::max<uint64_t>(1, counts[v] * uint64_t(kRansScale) / total) : 0;
+    const uint32_t f =
+        counts[v] ? std::max<uint64_t>(1, counts[v] * uint64_t(kRansScale) / total) : 0;
     t->freq[v] = static_cast<uint16_t>(f);
     sum += f;
     if (counts[v] > counts[top])
@@ -370,8 +371,9 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
     Table fresh;
     normalise(counts, alphabet, &fresh);
     const bool can_reuse = reuse_tables && m.enc_valid[ctx] && m.enc[ctx].n <= alphabet;
-    if (can_reuse && (fresh.n == 0 || coded_bits(counts, alphabet, m.enc[ctx]) <=
-                                          coded_bits(counts, alphabet, fresh) + table_bits(fresh))) {
+    if (can_reuse &&
+        (fresh.n == 0 || coded_bits(counts, alphabet, m.enc[ctx]) <=
+                             coded_bits(counts, alphabet, fresh) + table_bits(fresh))) {
       bits.put(kTableReused, kTableCountBits);
       continue;
     }
@@ -383,7 +385,7 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   bits.flush();
   // 3. Lanes, each backwards into its own room.
   parallel_for(n_lanes, [&](int li, int) {
-    if (!present(m.lanes[li])) {
+    if (m.sequence_size[li] == 0) {  // absent (a present lane has a mode or a mask)
       m.stream_size[li] = 0;
       return;
     }
