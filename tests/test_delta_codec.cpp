@@ -11,6 +11,8 @@
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
 #include "cudafx/delta_math.hpp"
+#include "cudafx/delta_predict_math.hpp"
+#include "cudafx/delta_tile_entropy.hpp"
 #include "support/clip.hpp"
 #include "support/delta_reseal.hpp"
 #include "support/gpu.hpp"
@@ -200,25 +202,39 @@ TEST(DeltaCodec, LargePayloadsCompressInParallelJobsAndRoundTrip) {
   }
 }
 
-TEST(DeltaCodec, UnchangedFramesCostOnlyTheBitmap) {
+// A frame equal to its reference costs only the packet's skeleton.
+// Format 3: header, bitmaps, and per slice its size and a rANS stream of no
+// symbols (the two bare 4-byte states). Format 4: header, the quantiser, the
+// tables (every context unused, 9 bits each: the modes of absent lanes are
+// not coded) and the lane directory with no lane present.
+TEST(DeltaCodec, UnchangedFramesCostOnlyTheSkeleton) {
   const ImageDesc desc{PixelFormat::NV12, 640, 480};
   HostImage f(desc);
   f.fill_random(3);
-  std::unique_ptr<DeltaEncoder> enc;
-  ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
-  std::vector<uint8_t> pkt;
-  DeltaEncodeStats st;
-  DeltaEncodeSettings rans;
-  rans.compression = DeltaCompression::Rans;
-  ASSERT_TRUE(enc->encode(f.view(), rans, &pkt, &st).is_ok());
-  ASSERT_TRUE(enc->encode(f.view(), rans, &pkt, &st).is_ok());
-  EXPECT_FALSE(st.keyframe);
-  EXPECT_EQ(st.changed_bytes, 0u);
-  EXPECT_EQ(st.raw_bytes, enc->layout().bitmap_bytes);
-  // Header, bitmaps, and per slice its size and a rANS stream of no symbols
-  // (the two bare 4-byte states).
-  EXPECT_EQ(pkt.size(), kDeltaHeaderSize + enc->layout().bitmap_bytes +
-                            12u * DeltaEntropyCoder::slice_count(enc->layout()));
+  for (DeltaCompression comp : kFormat3And4) {
+    SCOPED_TRACE(name_of(comp));
+    std::unique_ptr<DeltaEncoder> enc;
+    ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
+    std::vector<uint8_t> pkt;
+    DeltaEncodeStats st;
+    DeltaEncodeSettings s;
+    s.compression = comp;
+    ASSERT_TRUE(enc->encode(f.view(), s, &pkt, &st).is_ok());
+    EXPECT_TRUE(st.keyframe);
+    ASSERT_TRUE(enc->encode(f.view(), s, &pkt, &st).is_ok());
+    EXPECT_FALSE(st.keyframe);
+    EXPECT_EQ(st.changed_bytes, 0u);
+    const DeltaLayout& l = enc->layout();
+    if (comp == DeltaCompression::Rans) {
+      EXPECT_EQ(st.raw_bytes, l.bitmap_bytes);
+      EXPECT_EQ(pkt.size(),
+                kDeltaHeaderSize + l.bitmap_bytes + 12u * DeltaEntropyCoder::slice_count(l));
+    } else {
+      const size_t table_bytes = (kDeltaContexts * 9 + 7) / 8;
+      EXPECT_EQ(pkt.size(),
+                kDeltaHeaderSize + 1 + table_bytes + (delta_lanes(l).size() + 7) / 8);
+    }
+  }
 }
 
 TEST(DeltaCodec, KeyframeOnDemandResynchronises) {
