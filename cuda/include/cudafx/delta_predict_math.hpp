@@ -30,7 +30,9 @@ enum DeltaTileMode : uint8_t {
 struct NearLossless {
   int t = 0, step = 1, range = 256;
   CUDAFX_HD explicit NearLossless(int threshold)
-      : t(threshold), step(2 * threshold + 1), range((255 + 2 * threshold) / (2 * threshold + 1) + 1) {}
+      : t(threshold),
+        step(2 * threshold + 1),
+        range((255 + 2 * threshold) / (2 * threshold + 1) + 1) {}
 
   // The quantised error of `err` = source - prediction, reduced into
   // [-range/2, (range+1)/2 - 1].

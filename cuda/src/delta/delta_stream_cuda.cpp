@@ -88,12 +88,13 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
 Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSettings& s, bool key,
                                       StreamHandle stream, std::vector<uint8_t>* packet,
                                       DeltaEncodeStats* stats) {
-  CUDAFX_TRY(delta_tiles_encode_cuda(layout_, cur, ref_, s.threshold, delta_intra_of(s, key, counter_),
-                                     residual_dev_.bytes(),
+  CUDAFX_TRY(delta_tiles_encode_cuda(layout_, cur, ref_, s.threshold,
+                                     delta_intra_of(s, key, counter_), residual_dev_.bytes(),
                                      changed_dev_.bytes(), stream));
   CUDAFX_TRY(copy_bytes_async(residual_host_.get(), residual_dev_.get(), layout_.frame_bytes,
                               stream));
-  CUDAFX_TRY(copy_bytes_async(changed_host_.get(), changed_dev_.get(), changed_dev_.size(), stream));
+  CUDAFX_TRY(
+      copy_bytes_async(changed_host_.get(), changed_dev_.get(), changed_dev_.size(), stream));
   CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream));
   CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream));
   CUDAFX_TRY(synchronize_stream(stream));

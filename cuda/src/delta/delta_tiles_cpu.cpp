@@ -132,7 +132,8 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
     const size_t cp = cur.pitch[i], rp = ref.pitch[i];
     const uint8_t* c = cur.data[i] + s.y0 * cp + s.x0;
     uint8_t* r = ref.data[i] + s.y0 * rp + s.x0;
-    uint8_t* sym = symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
+    uint8_t* sym =
+        symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
     uint8_t t_sym[kTileBytes], t_rec[kTileBytes], s_sym[kTileBytes], s_rec[kTileBytes];
     int mode = kDeltaSpatial;
     const bool spatial_only =
@@ -182,7 +183,8 @@ void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
     const DeltaPlaneLayout& p = layout.planes[i];
     const size_t rp = ref.pitch[i];
     uint8_t* r = ref.data[i] + s.y0 * rp + s.x0;
-    const uint8_t* sym = symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
+    const uint8_t* sym =
+        symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
     if (mode == kDeltaTemporal) {
       for (int y = 0; y < s.h; y++) {
         uint8_t* out = r + static_cast<size_t>(y) * rp;
