@@ -9,7 +9,9 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <ctime>
 #include <memory>
 #include <sstream>
@@ -37,7 +39,10 @@ struct Case {
 };
 const Case kCases[] = {{"2x to 1080p", 960, 540, 1920, 1080},
                        {"2x to 2160p", 1920, 1080, 3840, 2160},
-                       {"4x to 2160p", 960, 540, 3840, 2160}};
+                       {"4x to 2160p", 960, 540, 3840, 2160},
+                       {"1.5x to 2160p", 2560, 1440, 3840, 2160},
+                       {"3x to 2160p", 1280, 720, 3840, 2160},
+                       {"2160p to 1080p", 3840, 2160, 1920, 1080}};
 const Case kQuickCases[] = {{"2x to 480p", 320, 240, 640, 480}};
 
 struct Method {
@@ -104,8 +109,8 @@ KernelRow bench_kernel(const Options& o, const DeviceFacts& dev, const Case& c, 
       row.notes += "CUDA op: " + st.message() + "; ";
     }
     op.reset();
-    // The roofline: a cold copy of the larger (output) frame.
-    row.roof = cold_copy(out_bytes, o.quick ? 5 : 100);
+    // The roofline: a cold copy of the larger frame.
+    row.roof = cold_copy(std::max(in_bytes, out_bytes), o.quick ? 5 : 100);
     if (!o.npp.empty())
       row.npp = helper_times(o.npp + " " + std::to_string(c.sw) + " " + std::to_string(c.sh) +
                              " " + std::to_string(c.dw) + " " + std::to_string(c.dh) + " " +
@@ -188,8 +193,10 @@ int main(int argc, char** argv) {
   if (o.profile) {
     DeviceFacts dev;
     dev.gpu = cuda_use_device(0).is_ok();
-    for (const Case& c : {kCases[1], kCases[2]})
+    for (const Case& c : kCases)
       for (const Method& m : kMethods) {
+        if (c.dh < 2160 && c.sh < 2160)
+          continue;
         const KernelRow r = bench_kernel(o, dev, c, m);
         printf("%s %s: %.4f ms cold (%d frames rotated), %.4f ms hot %s\n", m.nick, c.name,
                r.cuda.cold, r.cuda.frames, r.cuda.hot, r.notes.c_str());
@@ -199,7 +206,7 @@ int main(int argc, char** argv) {
   const DeviceFacts dev = measure_device();
   const std::string date = today_utc();
   const std::vector<Case> cases = o.quick ? std::vector<Case>{kQuickCases[0]}
-                                          : std::vector<Case>{kCases[0], kCases[1], kCases[2]};
+                                          : std::vector<Case>(std::begin(kCases), std::end(kCases));
 
   std::ostringstream md;
   md << "## cudaupscale\n\n";
@@ -226,7 +233,7 @@ int main(int argc, char** argv) {
                    "rotation; hot: mean of 100.")
      << "\n"
         "- *GB/s (traffic)* counts the input read once and the output written once (the least "
-        "DRAM traffic a scaler can have), cold. *copy* is a device-to-device copy of the output "
+        "DRAM traffic a scaler can have), cold. *copy* is a device-to-device copy of the larger "
         "frame's size, cold (its own rotation of distinct source and destination frames, at "
         "least " << (kColdBytes >> 20) << " MB), measured in this run just after the kernel; "
         "*% roof* is the kernel's cold traffic GB/s over that copy's GB/s (bytes read + "
@@ -272,7 +279,7 @@ int main(int argc, char** argv) {
         "(its nearest method for nearest-neighbour, bilinear, and `catrom` beside bicubic). "
         "*overlap*: *system* with `overlap=true` (each frame's upload beside the previous "
         "frame's download; one frame of latency), the same feed, right after; *% pinned*: "
-        "frames/s times the larger (output) frame over the measured one-direction pinned "
+        "frames/s times the larger frame over the measured one-direction pinned "
         "bandwidth.\n\n";
   md << "| case | method | system (CUDA) | % pinned | system, overlap | % pinned | CUDA chain | "
         "CPU | videoscale | system vs videoscale |\n";
@@ -280,7 +287,7 @@ int main(int argc, char** argv) {
   for (const Case& c : cases) {
     for (const Method& m : kMethods) {
       const ElementRow r = bench_element(o, dev, c, m);
-      const double out_mb = c.dw * static_cast<double>(c.dh) * 4 / 1e6;
+      const double out_mb = std::max(c.dw * static_cast<double>(c.dh), c.sw * static_cast<double>(c.sh)) * 4 / 1e6;
       auto pinned = [&](double fps) {
         return fps > 0 && dev.h2d_pinned_gbs > 0 ? 100 * fps * out_mb / 1e3 / dev.h2d_pinned_gbs
                                                  : -1;

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <memory>
 #include <tuple>
 
 #include "cudafx/resize.hpp"
+#include "cudafx/resize_math.hpp"
 #include "support/all_formats.hpp"
 #include "support/gpu.hpp"
 #include "support/host_image.hpp"
@@ -173,6 +175,82 @@ TEST(ResizePlan, ExactUpscaleFactors) {
   EXPECT_EQ(t1.w[1], 512);
 }
 
+// period (resize.hpp) marks the axes whose taps repeat, Q output samples
+// every P source samples, with Q and P up to 4, for every method; the CUDA
+// backend then runs bilinear and bicubic 4-byte pixels from the period.
+TEST(ResizePlan, PeriodicAxes) {
+  struct Want {
+    int sw, sh, dw, dh, qx, px, qy, py;
+  };
+  const Want cases[] = {
+      {173, 97, 346, 194, 2, 1, 2, 1},   // x2, odd source
+      {37, 23, 148, 92, 4, 1, 4, 1},     // x4
+      {41, 29, 123, 87, 3, 1, 3, 1},     // x3
+      {64, 48, 96, 72, 3, 2, 3, 2},      // x1.5
+      {160, 120, 80, 60, 1, 2, 1, 2},    // /2
+      {99, 60, 66, 40, 2, 3, 2, 3},      // x2/3
+      {173, 97, 347, 194, 0, 0, 2, 1},   // 1 short of x2 across
+      {30, 20, 77, 53, 0, 0, 0, 0},      // x2.57, x2.65
+      {200, 150, 40, 30, 0, 0, 0, 0},    // /5: P > 4
+      {3840, 2160, 1920, 1080, 1, 2, 1, 2},
+      {1280, 720, 3840, 2160, 3, 1, 3, 1},
+      {2560, 1440, 3840, 2160, 3, 2, 3, 2},
+  };
+  for (ResizeMethod m : kAllMethods) {
+    for (const Want& c : cases) {
+      ResizePlan plan;
+      ResizeParams p;
+      p.method = m;
+      ASSERT_TRUE(plan_resize({PixelFormat::RGBA, c.sw, c.sh}, {PixelFormat::RGBA, c.dw, c.dh}, p,
+                              &plan)
+                      .is_ok());
+      const ResizePlanePlan& pp = plan.planes[0];
+      const std::string what = std::string(resize_method_name(m)) + " " + std::to_string(c.sw) +
+                               "x" + std::to_string(c.sh) + "->" + std::to_string(c.dw) + "x" +
+                               std::to_string(c.dh);
+      EXPECT_EQ(pp.x.period, c.qx) << what;
+      EXPECT_EQ(pp.y.period, c.qy) << what;
+      EXPECT_EQ(pp.x.period_step, c.qx ? c.px : 0) << what;
+      EXPECT_EQ(pp.y.period_step, c.qy ? c.py : 0) << what;
+      // Coordinates exact in binary (x2, x4, /2): one set of weights a phase.
+      const auto binary = [](int q, int p) { return q > 0 && (q == 2 * p || q == 4 * p || p == 2 * q); };
+      if (binary(c.qx, c.px))
+        EXPECT_TRUE(pp.x.period_fixed) << what;
+      if (binary(c.qy, c.py))
+        EXPECT_TRUE(pp.y.period_fixed) << what;
+      EXPECT_EQ(pp.x.period_tap.size(), c.qx ? static_cast<size_t>(c.dw) : 0u) << what;
+    }
+  }
+  // Bicubic x2 by its formula: output 2k sits at source k - 1/4 (weights of
+  // Keys' cubic at f = 3/4 on samples k - 2 .. k + 1), output 2k + 1 at
+  // k + 1/4 (f = 1/4 on k - 1 .. k + 2), in 2048ths.
+  ResizePlan plan;
+  ResizeParams p;
+  p.method = ResizeMethod::Bicubic;
+  ASSERT_TRUE(plan_resize({PixelFormat::RGBA, 40, 40}, {PixelFormat::RGBA, 80, 80}, p, &plan)
+                  .is_ok());
+  const ResizeAxis& x = plan.planes[0].x;
+  EXPECT_EQ(resize_periodic_base(4, 2, 1, 0), -2);
+  EXPECT_EQ(resize_periodic_base(4, 2, 1, 1), -1);
+  const int16_t phase0[4] = {-72, 536, 1800, -216}, phase1[4] = {-216, 1800, 536, -72};
+  for (int k = 0; k < 4; k++) {
+    EXPECT_EQ(x.period_w[0][k], phase0[k]) << k;
+    EXPECT_EQ(x.period_w[1][k], phase1[k]) << k;
+  }
+  // At 3x to 2160p cv::resize's float coordinates (0.0001 apart in a pixel
+  // 1 000 samples in) move some bicubic weights by one from a period to the
+  // next: the windows still repeat, the weights come from period_tap.
+  ASSERT_TRUE(plan_resize({PixelFormat::RGBA, 1280, 720}, {PixelFormat::RGBA, 3840, 2160}, p, &plan)
+                  .is_ok());
+  EXPECT_EQ(plan.planes[0].x.period, 3);
+  EXPECT_FALSE(plan.planes[0].x.period_fixed);
+  ASSERT_TRUE(plan_resize({PixelFormat::RGBA, 40, 40}, {PixelFormat::RGBA, 80, 80}, p, &plan)
+                  .is_ok());
+  // The tap of output 41 (= 2 * 20 + 1), which starts at 20 - 1.
+  EXPECT_EQ(x.tap[41].base, 19);
+  EXPECT_EQ(x.tap[41].w[1], 1800);
+}
+
 TEST(ResizeOp, RejectsMismatchedViews) {
   std::unique_ptr<ResizeOp> op;
   ASSERT_TRUE(ResizeOp::create(Backend::Cpu, {PixelFormat::RGBA, 16, 16},
@@ -240,7 +318,10 @@ TEST_P(ResizeVsOpenCV, CudaEqualsCpuOnLargeFrames) {
   const auto [format, method] = GetParam();
   ResizeParams p;
   p.method = method;
-  const int sizes[][4] = {{1921, 1081, 3842, 2162}, {961, 541, 3844, 2164}, {2560, 1440, 3840, 2160}};
+  // The periodic kernels' cases (x2, x4, x1.5, x3, /2; resize_periodic.cuh),
+  // then sizes just off a period (the general kernels).
+  const int sizes[][4] = {{1921, 1081, 3842, 2162}, {961, 541, 3844, 2164}, {2560, 1440, 3840, 2160},
+                          {1283, 721, 3849, 2163},  {3842, 2162, 1921, 1081}, {1921, 1081, 3841, 2162}};
   uint32_t seed = 900;
   for (const auto& s : sizes) {
     HostImage src({format, s[0], s[1]});

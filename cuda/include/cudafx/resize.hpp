@@ -43,6 +43,8 @@ constexpr int kResizeMaxSize = 32768;
 // Bits of the fixed-point weights (OpenCV's INTER_RESIZE_COEF_BITS).
 constexpr int kResizeCoefBits = 11;
 constexpr int kResizeMaxTaps = 4;
+// Longest period (output samples) of a periodic axis (ResizeAxis::period).
+constexpr int kResizeMaxPeriod = 4;
 
 struct ResizeParams {
   ResizeMethod method = ResizeMethod::Bilinear;
@@ -80,6 +82,23 @@ struct ResizeAxis {
   //    (2N - 2j - 1) and (2j + 1) times 2^11 / 2N, j = (i + N/2) % N.
   // 0 otherwise.
   int exact_up = 0;
+  // Q > 0 when the tap windows repeat with a period: the scale is Q / P
+  // (lowest terms, Q and P at most kResizeMaxPeriod) and every output sample
+  // Q m + j takes its weight from source samples
+  // clamp(P m + resize_periodic_base(taps, Q, P, j) + k), k < taps, only
+  // (resize_math.hpp), so that a kernel may place every window by the period
+  // instead of the tables (the CUDA backend does for bilinear and bicubic
+  // 4-byte pixels: 1.5x, 2x, 3x, 4x, 1/2x ...). period_tap holds each
+  // sample's weights on that window (base: the window's start, unclamped).
+  // When every sample of phase j has the same weights (scales whose
+  // coordinates are exact in binary: 2x, 4x, 1/2x) period_fixed is set and
+  // they are period_w[j]; at 1.5x and 3x cv::resize's float coordinates make
+  // some weights differ by one from one period to the next. 0 otherwise.
+  int period = 0;
+  int period_step = 0;  // P
+  bool period_fixed = false;
+  int16_t period_w[kResizeMaxPeriod][kResizeMaxTaps] = {};
+  std::vector<ResizeTap> period_tap;
 };
 
 struct ResizePlanePlan {
@@ -108,6 +127,9 @@ constexpr int kResizeTapsAhead = 1;
 struct ResizeDeviceTaps {
   const ResizeTap* x[kMaxPlanes] = {nullptr, nullptr, nullptr};
   const ResizeTap* y[kMaxPlanes] = {nullptr, nullptr, nullptr};
+  // The axes' period_tap, where they have a period.
+  const ResizeTap* period_x[kMaxPlanes] = {nullptr, nullptr, nullptr};
+  const ResizeTap* period_y[kMaxPlanes] = {nullptr, nullptr, nullptr};
 };
 
 // What the CUDA launches need to know of the device, asked once when the op

@@ -37,76 +37,13 @@
 #include "common/cuda_check.hpp"
 #include "cudafx/resize.hpp"
 #include "cudafx/resize_math.hpp"
+#include "resize/resize_kernel_common.cuh"
+#include "resize/resize_periodic.cuh"
 
 namespace cudafx {
 namespace {
 
-constexpr int kBlockX = 32, kBlockY = 4;  // a block: 4 warps, one per row strip
-
-struct PlaneArgs {
-  const uint8_t* src;
-  uint8_t* dst;
-  size_t src_pitch, dst_pitch;
-  int src_w, src_h, dst_w, dst_h;
-  const ResizeTap* xt;
-  const ResizeTap* yt;
-  int seg;          // output rows a thread
-  int dst_aligned;  // dst pointer and pitch multiples of 16
-};
-
-// Pixels a thread produces in a row.
-// Nearest: 16 bytes of 4- and 2-byte pixels, 16 pixels of 1- and 3-byte
-// ones. (8 RGBA pixels a thread measured 60 % slower at 2160p on an H200:
-// fewer threads hide the gathers' latency worse.)
-__host__ __device__ constexpr int nearest_px(int C) { return C == 4 ? 4 : (C == 2 ? 8 : 16); }
-__host__ __device__ constexpr int filter_px(int C) { return C == 1 ? 8 : 4; }
-
-// Packs the low bytes of four words.
-__device__ __forceinline__ uint32_t pack4(uint32_t b0, uint32_t b1, uint32_t b2, uint32_t b3) {
-  return __byte_perm(__byte_perm(b0, b1, 0x0040), __byte_perm(b2, b3, 0x0040), 0x5410);
-}
-
-// Stores the first `n` of the B bytes in `w` at `out`: whole vectors when the
-// run is complete and aligned (the common case), bytes at a ragged edge.
-// Vector stores are streaming (evict-first): the frame is written once and
-// not read back here, and keeping it out of L2's way made the 2160p
-// upscales 5-11 % faster on an H200.
-template <int B>
-__device__ __forceinline__ void store_run(uint8_t* out, const uint32_t (&w)[B / 4], int n,
-                                          bool aligned) {
-  if (aligned && n == B) {
-    if constexpr (B % 16 == 0) {
-#pragma unroll
-      for (int i = 0; i < B / 16; i++)
-        __stcs(reinterpret_cast<uint4*>(out) + i,
-               make_uint4(w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]));
-    } else if constexpr (B % 8 == 0) {
-#pragma unroll
-      for (int i = 0; i < B / 8; i++)
-        __stcs(reinterpret_cast<uint2*>(out) + i, make_uint2(w[2 * i], w[2 * i + 1]));
-    } else {
-#pragma unroll
-      for (int i = 0; i < B / 4; i++)
-        __stcs(reinterpret_cast<unsigned int*>(out) + i, w[i]);
-    }
-    return;
-  }
-#pragma unroll
-  for (int i = 0; i < B; i++)
-    if (i < n)
-      out[i] = static_cast<uint8_t>(w[i / 4] >> (8 * (i % 4)));
-}
-
-struct ThreadRun {
-  int x0, y0, y1;
-};
-
-__device__ __forceinline__ bool thread_run(const PlaneArgs& a, int px, ThreadRun* r) {
-  r->x0 = (blockIdx.x * kBlockX + threadIdx.x) * px;
-  r->y0 = (blockIdx.y * kBlockY + threadIdx.y) * a.seg;
-  r->y1 = min(r->y0 + a.seg, a.dst_h);
-  return r->x0 < a.dst_w && r->y0 < r->y1;
-}
+using namespace resize_kernels;
 
 // ---- nearest ----
 
@@ -156,14 +93,6 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) resize_nearest(const __grid_
 }
 
 // ---- bilinear, bicubic ----
-
-// c + lo16(w) * byte0(b) + hi16(w) * byte1(b): two taps of one channel in one
-// instruction (weights signed 16-bit, bytes unsigned), exact in int32.
-__device__ __forceinline__ int32_t dot2(uint32_t w, uint32_t b, int32_t c) {
-  int32_t d;
-  asm("dp2a.lo.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(w), "r"(b), "r"(c));
-  return d;
-}
 
 // The source words of one row under this thread's taps, loaded ahead of
 // their use so that the loads' latency overlaps other work: with W4 one word
@@ -636,6 +565,31 @@ int exact_factor(const ResizePlanePlan& p, bool w4) {
   return w4 && p.layout.channels == 4 && p.x.exact_up == p.y.exact_up ? p.x.exact_up : 0;
 }
 
+// The periodic kernels (resize_periodic.cuh) apply: bilinear or bicubic,
+// 4-byte pixels with 4-byte loads, the same period on both axes, one of the
+// periods compiled (Q / P: 2, 4, 3, 3/2, 1/2). Returns the period Q, or 0.
+template <int T, bool F>
+Kernel periodic_kernel(int q, int p) {
+  switch (q * 8 + p) {
+    case 2 * 8 + 1: return resize_periodic<T, 2, 1, F>;
+    case 4 * 8 + 1: return resize_periodic<T, 4, 1, F>;
+    case 3 * 8 + 1: return resize_periodic<T, 3, 1, F>;
+    case 3 * 8 + 2: return resize_periodic<T, 3, 2, F>;
+    case 1 * 8 + 2: return resize_periodic<T, 1, 2, F>;
+    default: return nullptr;
+  }
+}
+
+Kernel periodic_kernel(const ResizePlanePlan& p, bool w4) {
+  if (!w4 || p.layout.channels != 4 || p.x.taps < 2 || p.x.period == 0 ||
+      p.x.period != p.y.period || p.x.period_step != p.y.period_step)
+    return nullptr;
+  const int q = p.x.period, step = p.x.period_step;
+  if (p.x.period_fixed && p.y.period_fixed)
+    return p.x.taps == 2 ? periodic_kernel<2, true>(q, step) : periodic_kernel<4, true>(q, step);
+  return p.x.taps == 2 ? periodic_kernel<2, false>(q, step) : periodic_kernel<4, false>(q, step);
+}
+
 Kernel kernel_for(const ResizePlanePlan& p, bool w4) {
   const bool nearest = p.x.taps == 1;
   switch (exact_factor(p, w4)) {
@@ -643,6 +597,8 @@ Kernel kernel_for(const ResizePlanePlan& p, bool w4) {
     case 4: return nearest ? resize_nearest_exact<4> : resize_bilinear_exact<4>;
     default: break;
   }
+  if (Kernel k = periodic_kernel(p, w4))
+    return k;
   const bool narrow = p.src_width < p.x.taps, up = p.y.steps_by_one;
   switch (p.layout.channels) {
     case 1: return kernel_for<1, false>(p.x.taps, narrow, up);
@@ -656,11 +612,12 @@ Kernel kernel_for(const ResizePlanePlan& p, bool w4) {
 // blocks allows: every thread's row window then starts once, and no partial
 // last wave leaves SMs idle (with 2-3 waves of equal blocks, the last one
 // cost a quarter of the time). `resident` blocks fit on the device at once
-// (resize_cuda_prepare).
-Status launch_plane(Kernel k, PlaneArgs a, int px, long resident, cudaStream_t s) {
+// (resize_cuda_prepare). Strips are `rows` (a period) long or a multiple.
+Status launch_plane(Kernel k, PlaneArgs a, int px, int rows, long resident, cudaStream_t s) {
   const int gx = (a.dst_w + kBlockX * px - 1) / (kBlockX * px);
   const long block_rows = std::max(1L, resident / gx);
   a.seg = static_cast<int>((a.dst_h + kBlockY * block_rows - 1) / (kBlockY * block_rows));
+  a.seg = (a.seg + rows - 1) / rows * rows;
   const dim3 grid(gx, (a.dst_h + kBlockY * a.seg - 1) / (kBlockY * a.seg));
   k<<<grid, dim3(kBlockX, kBlockY), 0, s>>>(a);
   CUDAFX_CUDA_TRY(cudaGetLastError());
@@ -700,7 +657,7 @@ Status resize_cuda(const ResizePlan& plan, const ResizeDeviceTaps& taps,
       return Status::invalid("resize: the plan's taps are not on the device");
     const PlaneView sp = src.plane(i), dp = dst.plane(i);
     const int C = p.layout.channels;
-    PlaneArgs a;
+    PlaneArgs a{};
     a.src = sp.data;
     a.dst = dp.data;
     a.src_pitch = sp.pitch;
@@ -715,8 +672,23 @@ Status resize_cuda(const ResizePlan& plan, const ResizeDeviceTaps& taps,
     a.seg = 1;
     const bool w4 = C == 4 && aligned(sp.data, sp.pitch, 4);
     const long resident = static_cast<long>(launch.sms) * launch.blocks_per_sm[i][w4];
-    const int px = exact_factor(p, w4) ? kExactPx : (p.x.taps == 1 ? nearest_px(C) : filter_px(C));
-    CUDAFX_TRY(launch_plane(kernel_for(p, w4), a, px, resident, stream));
+    int px = exact_factor(p, w4) ? kExactPx : (p.x.taps == 1 ? nearest_px(C) : filter_px(C));
+    int rows = 1;
+    if (!exact_factor(p, w4) && periodic_kernel(p, w4)) {
+      px = periodic_px(p.x.period);
+      rows = p.y.period;
+      a.period_xt = taps.period_x[i];
+      a.period_yt = taps.period_y[i];
+      for (int j = 0; j < p.x.period; j++) {
+        const int16_t* wx = p.x.period_w[j];
+        for (int k = 0; k < 2; k++)
+          a.period_xw[j][k] = static_cast<uint16_t>(wx[2 * k]) |
+                              (static_cast<uint32_t>(static_cast<uint16_t>(wx[2 * k + 1])) << 16);
+        for (int k = 0; k < kResizeMaxTaps; k++)
+          a.period_yw[j][k] = p.y.period_w[j][k];
+      }
+    }
+    CUDAFX_TRY(launch_plane(kernel_for(p, w4), a, px, rows, resident, stream));
   }
   return Status::ok();
 }

@@ -15,14 +15,20 @@ Status ResizeOp::create(Backend backend, const ImageDesc& src, const ImageDesc& 
   if (backend == Backend::Cpu) {
     op->host_scratch_.assign(resize_cpu_scratch_ints(plan), 0);
   } else {
-    // Every plane's x and y taps in one allocation, uploaded here once.
+    // Every plane's x and y taps (and those on a period's windows, where
+    // the axes have one) in one allocation, uploaded here once.
     std::vector<ResizeTap> all;
-    size_t x_at[kMaxPlanes], y_at[kMaxPlanes];
+    size_t x_at[kMaxPlanes], y_at[kMaxPlanes], px_at[kMaxPlanes], py_at[kMaxPlanes];
     for (int i = 0; i < plan.n_planes; i++) {
+      const ResizePlanePlan& p = plan.planes[i];
       x_at[i] = all.size();
-      all.insert(all.end(), plan.planes[i].x.tap.begin(), plan.planes[i].x.tap.end());
+      all.insert(all.end(), p.x.tap.begin(), p.x.tap.end());
       y_at[i] = all.size();
-      all.insert(all.end(), plan.planes[i].y.tap.begin(), plan.planes[i].y.tap.end());
+      all.insert(all.end(), p.y.tap.begin(), p.y.tap.end());
+      px_at[i] = all.size();
+      all.insert(all.end(), p.x.period_tap.begin(), p.x.period_tap.end());
+      py_at[i] = all.size();
+      all.insert(all.end(), p.y.period_tap.begin(), p.y.period_tap.end());
     }
     // Spare taps at the end: the CUDA kernels read the taps of up to
     // kResizeTapsAhead rows past a strip's last row before they know it is
@@ -38,6 +44,8 @@ Status ResizeOp::create(Backend backend, const ImageDesc& src, const ImageDesc& 
     for (int i = 0; i < plan.n_planes; i++) {
       op->taps_.x[i] = base + x_at[i];
       op->taps_.y[i] = base + y_at[i];
+      op->taps_.period_x[i] = plan.planes[i].x.period ? base + px_at[i] : nullptr;
+      op->taps_.period_y[i] = plan.planes[i].y.period ? base + py_at[i] : nullptr;
     }
     CUDAFX_TRY(resize_cuda_prepare(plan, &op->launch_));
   }

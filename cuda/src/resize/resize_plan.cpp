@@ -2,9 +2,11 @@
 // taps, computed once per pair of sizes in double/float exactly as cv::resize
 // computes them, so that the kernels only gather and multiply-add integers.
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "cudafx/resize.hpp"
+#include "cudafx/resize_math.hpp"
 
 namespace cudafx {
 namespace {
@@ -143,6 +145,63 @@ int exact_upscale_factor(const ResizeAxis& axis) {
   return 0;
 }
 
+// The weight that taps (base, w) give source sample s, every tap clamped
+// into [0, src) first.
+int weight_on(int taps, int base, const int16_t* w, int src, int s) {
+  int sum = 0;
+  for (int k = 0; k < taps; k++)
+    sum += resize_clamp(base + k, src) == s ? w[k] : 0;
+  return sum;
+}
+
+// Whether two tap windows give every source sample the same weight.
+bool same_weights(int taps, int src, int base_a, const int16_t* wa, int base_b,
+                  const int16_t* wb) {
+  for (int k = 0; k < taps; k++)
+    for (int s : {resize_clamp(base_a + k, src), resize_clamp(base_b + k, src)})
+      if (weight_on(taps, base_a, wa, src, s) != weight_on(taps, base_b, wb, src, s))
+        return false;
+  return true;
+}
+
+// Sets the axis's period (resize.hpp) when its tap windows have one: every
+// sample's taps are re-expressed on the period's window (each source sample's
+// weight on the first tap that reaches it after clamping) and checked to
+// give every source sample the weight the plan gives it.
+void find_period(ResizeAxis* axis) {
+  const int src = axis->src_size, dst = static_cast<int>(axis->tap.size()), T = axis->taps;
+  const int g = std::gcd(src, dst), q = dst / g, p = src / g;
+  if (q > kResizeMaxPeriod || p > kResizeMaxPeriod)
+    return;
+  std::vector<ResizeTap> period(dst);
+  for (int i = 0; i < dst; i++) {
+    const ResizeTap& t = axis->tap[i];
+    ResizeTap& c = period[i];
+    c.base = p * (i / q) + resize_periodic_base(T, q, p, i % q);
+    for (int k = 0; k < kResizeMaxTaps; k++) {
+      const int s = resize_clamp(c.base + k, src);
+      const bool first = k == 0 || resize_clamp(c.base + k - 1, src) != s;
+      c.w[k] = static_cast<int16_t>(k < T && first ? weight_on(T, t.base, t.w, src, s) : 0);
+    }
+    if (!same_weights(T, src, t.base, t.w, c.base, c.w))
+      return;
+  }
+  // Fixed weights: those of a period in the middle (clear of the edges,
+  // where clamping moves weights) must serve every sample.
+  const int mid = dst / q / 2;
+  bool fixed = true;
+  for (int i = 0; i < dst && fixed; i++)
+    fixed = same_weights(T, src, period[i].base, period[i].w, period[i].base,
+                         period[mid * q + i % q].w);
+  axis->period = q;
+  axis->period_step = p;
+  axis->period_fixed = fixed;
+  for (int j = 0; j < q; j++)
+    for (int k = 0; k < kResizeMaxTaps; k++)
+      axis->period_w[j][k] = period[mid * q + j].w[k];
+  axis->period_tap = std::move(period);
+}
+
 bool size_ok(int v) { return v >= 1 && v <= kResizeMaxSize; }
 
 std::string size_text(const ImageDesc& d) {
@@ -191,6 +250,8 @@ Status plan_resize(const ImageDesc& src, const ImageDesc& dst, const ResizeParam
               p.layout.y_shift, params.chroma_cosited_v, &p.y);
     p.x.exact_up = exact_upscale_factor(p.x);
     p.y.exact_up = exact_upscale_factor(p.y);
+    find_period(&p.x);
+    find_period(&p.y);
   }
   *out = std::move(plan);
   return Status::ok();
