@@ -236,9 +236,9 @@ __device__ __forceinline__ void vertical_row(const ResizeTap& ty, const int32_t 
 #pragma unroll
         for (int k = 0; k < T; k++)
           v += ty.w[k] * h[k][i + q];
-        r[q] = min(max(v >> 22, 0), 255);
+        r[q] = v >> 22;
       }
-      w[i / 4] = pack4(r[0], r[1], r[2], r[3]);
+      w[i / 4] = pack4_saturated(r[0], r[1], r[2], r[3]);
     }
   }
 }

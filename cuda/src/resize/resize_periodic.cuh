@@ -15,9 +15,9 @@
 // row of its strip and keeps the horizontal sums of the last T source rows
 // in registers as a ring: its loop is unrolled over U periods, after which
 // the ring's slots line up again (U P is a multiple of T), so no row is ever
-// copied. The loads of the next source row are issued as soon as the
-// previous one is filtered, so their latency hides behind the vertical sums
-// of the rows between. The arithmetic is resize_math.hpp's (exact integers):
+// copied. The loads of a source row are issued P rows ahead (as soon as the
+// row P before it is filtered), so their latency hides behind the vertical
+// sums of the rows between even when an output row needs P new rows (1/2x). The arithmetic is resize_math.hpp's (exact integers):
 // the results equal the CPU's bit for bit.
 #pragma once
 
@@ -32,7 +32,8 @@
 namespace cudafx {
 namespace resize_kernels {
 
-// Output pixels a thread: a multiple of the period.
+// Output pixels a thread: a multiple of the period. (6 at Q = 3, two
+// periods, spilled bicubic's ring at 128 registers.)
 __host__ __device__ constexpr int periodic_px(int q) { return q == 3 ? 3 : 4; }
 
 template <int T, int Q, int P>
@@ -79,20 +80,11 @@ __device__ __forceinline__ void periodic_load(const PlaneArgs& a, int sy, int sx
   }
 }
 
-// Four ints saturated to [0, 255] and packed as bytes (the first lowest):
-// two instructions (cvt.pack.sat, sm_72 and later) instead of two clamps a
-// value and three byte permutes.
-__device__ __forceinline__ uint32_t pack4_saturated(int32_t r0, int32_t r1, int32_t r2, int32_t r3) {
-  uint32_t hi, d;
-  asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, 0;" : "=r"(hi) : "r"(r3), "r"(r2));
-  asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(r1), "r"(r0), "r"(hi));
-  return d;
-}
-
 // The weights: fixed ones from the kernel's parameters (constant bank) ...
 template <int T, int Q, int P, bool F>
 struct PeriodicWeights {
   __device__ __forceinline__ void columns(const PlaneArgs&, int) {}
+  __device__ __forceinline__ void start(const PlaneArgs&, int) {}
   __device__ __forceinline__ void row(const PlaneArgs&, int) {}
   // Pair `pair` of the x weights of the thread's pixel q (of phase j).
   __device__ __forceinline__ uint32_t x(const PlaneArgs& a, int, int j, int pair) const {
@@ -104,10 +96,12 @@ struct PeriodicWeights {
 };
 
 // ... or each sample's, from the period's tables: the thread's pixels' x
-// weights once, each row's y weights as the row comes.
+// weights once, each row's y weights a row ahead (the tables are followed by
+// at least kResizeTapsAhead taps: resize_op.cpp).
 template <int T, int Q, int P>
 struct PeriodicWeights<T, Q, P, false> {
   uint32_t xw[PeriodShape<T, Q, P>::PX][T / 2];
+  uint32_t yw_next[T / 2];  // the next row's, as pairs of 16-bit weights
   int32_t yw[T];
   __device__ __forceinline__ void columns(const PlaneArgs& a, int x0) {
 #pragma unroll
@@ -118,14 +112,21 @@ struct PeriodicWeights<T, Q, P, false> {
         xw[q][k] = __ldg(reinterpret_cast<const uint32_t*>(t->w) + k);
     }
   }
-  __device__ __forceinline__ void row(const PlaneArgs& a, int y) {
+  __device__ __forceinline__ void load_row(const PlaneArgs& a, int y) {
+    static_assert(kResizeTapsAhead >= 1, "the periodic kernel reads one tap ahead");
     const uint32_t* w = reinterpret_cast<const uint32_t*>(a.period_yt[y].w);
 #pragma unroll
+    for (int k = 0; k < T / 2; k++)
+      yw_next[k] = __ldg(w + k);
+  }
+  __device__ __forceinline__ void start(const PlaneArgs& a, int y0) { load_row(a, y0); }
+  __device__ __forceinline__ void row(const PlaneArgs& a, int y) {
+#pragma unroll
     for (int k = 0; k < T; k += 2) {
-      const uint32_t pair = __ldg(w + k / 2);
-      yw[k] = static_cast<int16_t>(pair & 0xffff);
-      yw[k + 1] = static_cast<int16_t>(pair >> 16);
+      yw[k] = static_cast<int16_t>(yw_next[k / 2] & 0xffff);
+      yw[k + 1] = static_cast<int16_t>(yw_next[k / 2] >> 16);
     }
+    load_row(a, y + 1);
   }
   __device__ __forceinline__ uint32_t x(const PlaneArgs&, int q, int, int pair) const {
     return xw[q][pair];
@@ -190,20 +191,21 @@ struct PeriodicThread {
   int y;         // the next output row
   uint8_t* out;  // where it goes
   int32_t h[T][S::PX * 4];  // the ring of filtered rows
-  uint32_t next[S::L];      // the next source row's words, loaded ahead
+  uint32_t ahead[P][S::L];  // the next P source rows' words, loaded ahead (row r in r mod P)
   PeriodicWeights<T, Q, P, F> wt;
 };
 
-// Filters relative rows R .. END into the ring, loading each next row as
-// soon as the one before is filtered. Templates rather than loops: the ring
+// Filters relative rows R .. END into the ring, loading row r + P as soon as
+// row r is filtered. Templates rather than loops: the ring
 // slots must be constants for the ring to stay in registers (with loops
 // nvcc kept it in local memory).
 template <int T, int Q, int P, bool F, int R, int END>
 __device__ __forceinline__ void periodic_rows(const PlaneArgs& a, PeriodicThread<T, Q, P, F>& t) {
   using S = PeriodShape<T, Q, P>;
   if constexpr (R <= END) {
-    periodic_filter<T, Q, P, F>(a, t.wt, t.next, t.h[S::slot(R)]);
-    periodic_load<S::L>(a, t.top + R + 1, t.sx, t.inside, t.next);
+    constexpr int b = ((R % P) + P) % P;  // a turn is U P rows: the slots line up
+    periodic_filter<T, Q, P, F>(a, t.wt, t.ahead[b], t.h[S::slot(R)]);
+    periodic_load<S::L>(a, t.top + R + P, t.sx, t.inside, t.ahead[b]);
     periodic_rows<T, Q, P, F, R + 1, END>(a, t);
   }
 }
@@ -238,6 +240,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockY, T == 4 ? 4 : 1) resize_perio
   if (!thread_run(a, S::PX, &t.run))  // run.y0 is a multiple of Q (launch: seg is)
     return;
   t.wt.columns(a, t.run.x0);
+  t.wt.start(a, t.run.y0);
   t.n = min(S::PX, a.dst_w - t.run.x0) * 4;
   t.out = a.dst + static_cast<size_t>(t.run.y0) * a.dst_pitch + t.run.x0 * 4;
   t.sx = t.run.x0 / Q * P + S::base(0);
@@ -246,7 +249,9 @@ __global__ void __launch_bounds__(kBlockX* kBlockY, T == 4 ? 4 : 1) resize_perio
   t.y = t.run.y0;
   // Fill the ring with the T rows up to the one before (0, 0) needs.
   constexpr int fill = S::before(0, 0) - T + 1;
-  periodic_load<S::L>(a, t.top + fill, t.sx, t.inside, t.next);
+#pragma unroll
+  for (int r = fill; r < fill + P; r++)
+    periodic_load<S::L>(a, t.top + r, t.sx, t.inside, t.ahead[((r % P) + P) % P]);
   periodic_rows<T, Q, P, F, fill, fill + T - 1>(a, t);
   while (periodic_turn<T, Q, P, F, 0>(a, t))
     t.top += S::U * P;
