@@ -549,9 +549,10 @@ TEST_P(DeltaCudaEncoder, PacketsEqualTheCpuEncoders) {
   const auto [format, threshold] = GetParam();
   CudaStream stream;
   ASSERT_TRUE(stream.create().is_ok());
-  for (const auto& size : {std::pair<int, int>{173, 97}, {64, 16}, {1, 1}, {333, 211}}) {
+  for (const auto& size :
+       {std::pair<int, int>{173, 97}, {64, 16}, {1, 1}, {333, 211}, {1280, 720}}) {
     const ImageDesc desc{format, size.first, size.second};
-    const auto clip = make_clip(desc, 8, 31 + threshold);
+    const auto clip = make_clip(desc, size.first == 1280 ? 5 : 8, 31 + threshold);
     std::unique_ptr<DeltaEncoder> cpu;
     std::unique_ptr<DeltaEncoderCuda> gpu;
     ASSERT_TRUE(DeltaEncoder::create(desc, &cpu).is_ok());
@@ -564,6 +565,8 @@ TEST_P(DeltaCudaEncoder, PacketsEqualTheCpuEncoders) {
       settings.force_keyframe = n == 5;
       // Format 4 and 3 in turns (a keyframe at 5 either way).
       settings.compression = (n / 3) % 2 ? DeltaCompression::Rans : DeltaCompression::Predictive;
+      // Frame 7 of a stream with intra refresh (tables never reused).
+      settings.refresh_period = n == 7 ? 4 : 0;
       std::vector<uint8_t> a, b;
       ASSERT_TRUE(cpu->encode(clip[n].view(), settings, &a).is_ok());
       ASSERT_TRUE(dev.upload(clip[n].view(), stream.get()).is_ok());

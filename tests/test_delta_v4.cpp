@@ -13,6 +13,7 @@
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_predict_math.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
+#include "cudafx/delta_tile_entropy_cuda.hpp"
 #include "cudafx/delta_tiles.hpp"
 #include "support/clip.hpp"
 #include "support/delta_reseal.hpp"
@@ -649,6 +650,72 @@ TEST_P(DeltaV4Cuda, DecodingEqualsTheCpu) {
         EXPECT_TRUE(testing_support::bytes_equal(cpu_ref.view(), enc_ref.view()));
         EXPECT_TRUE(testing_support::bytes_equal(got.view(), cpu_ref.view()))
             << format_info(f).name << " " << size.first << "x" << size.second << " frame " << n;
+      }
+    }
+  }
+}
+
+// The GPU coder writes the CPU coder's bytes from the same modes and
+// symbols: keyframes, delta frames with tables reused or not, frames whose
+// lanes are all absent, streams with intra refresh (no reuse), every plane
+// layout, odd sizes and many lanes; and it refuses what the CPU refuses.
+TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const int threshold = GetParam();
+  const int quantiser = delta_quantiser_for(threshold);
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::GRAY8, PixelFormat::I420,
+                        PixelFormat::NV12}) {
+    for (const auto& size :
+         {std::pair<int, int>{173, 97}, {1, 1}, {65, 17}, {333, 211}, {1280, 720}}) {
+      if (size.first == 1280 && f != PixelFormat::RGBA && f != PixelFormat::NV12)
+        continue;
+      const ImageDesc desc{f, size.first, size.second};
+      const DeltaLayout l = layout_of(desc);
+      const auto clip = make_clip(desc, 7, 5 + threshold);
+      std::unique_ptr<DeltaTileEntropy> cpu;
+      std::unique_ptr<DeltaTileEntropyCuda> gpu;
+      ASSERT_TRUE(DeltaTileEntropy::create(l, &cpu).is_ok());
+      const Status made = DeltaTileEntropyCuda::create(l, &gpu);
+      ASSERT_TRUE(made.is_ok()) << made.message();
+      HostImage ref(desc);
+      std::vector<uint8_t> sym(l.frame_bytes), mode(l.tile_count());
+      DeviceBuffer sym_dev, mode_dev;
+      ASSERT_TRUE(sym_dev.allocate(l.frame_bytes).is_ok());
+      ASSERT_TRUE(mode_dev.allocate(l.tile_count()).is_ok());
+      for (size_t n = 0; n < clip.size(); n++) {
+        const bool key = n == 0 || n == 4;
+        // Frame 3 repeats frame 2: every tile skipped, every lane absent.
+        const HostImage& frame = clip[n == 3 ? 2 : n];
+        delta_tiles_encode_cpu(l, frame.view(), ref.view(), threshold, {key, 0, 0}, sym.data(),
+                               mode.data());
+        ASSERT_TRUE(copy_bytes_async(sym_dev.get(), sym.data(), sym.size(), stream.get()).is_ok());
+        ASSERT_TRUE(
+            copy_bytes_async(mode_dev.get(), mode.data(), mode.size(), stream.get()).is_ok());
+        const bool reuse = n < 5;  // then as a stream with intra refresh
+        std::vector<uint8_t> a, b;
+        ASSERT_TRUE(cpu->encode(quantiser, key, sym.data(), mode.data(), &a, reuse).is_ok());
+        const Status s = gpu->encode(quantiser, key, sym_dev.bytes(), mode_dev.bytes(),
+                                     stream.get(), &b, reuse);
+        ASSERT_TRUE(s.is_ok()) << s.message();
+        EXPECT_EQ(a, b) << format_info(f).name << " " << size.first << "x" << size.second
+                        << " frame " << n << " (" << a.size() << " vs " << b.size() << " bytes)";
+      }
+      // A symbol beyond the quantiser's alphabet: both refuse it alike.
+      if (quantiser > 0 && l.frame_bytes > 1) {
+        std::fill(mode.begin(), mode.end(), static_cast<uint8_t>(kDeltaSpatial));
+        sym[0] = 255;
+        sym[1] = 255;
+        ASSERT_TRUE(copy_bytes_async(sym_dev.get(), sym.data(), sym.size(), stream.get()).is_ok());
+        ASSERT_TRUE(
+            copy_bytes_async(mode_dev.get(), mode.data(), mode.size(), stream.get()).is_ok());
+        std::vector<uint8_t> a, b;
+        const Status ca = cpu->encode(quantiser, false, sym.data(), mode.data(), &a);
+        const Status cb =
+            gpu->encode(quantiser, false, sym_dev.bytes(), mode_dev.bytes(), stream.get(), &b);
+        EXPECT_FALSE(ca.is_ok());
+        EXPECT_EQ(ca.message(), cb.message());
       }
     }
   }

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -134,6 +135,7 @@ inline int delta_format_version(DeltaCompression c) {
 
 class DeltaEntropyCoder;
 class DeltaTileEntropy;
+class DeltaTileEntropyCuda;
 
 struct DeltaPacketInfo {
   int version = kDeltaVersion3;  // read_delta_header: the packet's; writing: from `compression`
@@ -169,11 +171,15 @@ Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t
                           const DeltaPacketInfo& info, DeltaEntropyCoder* entropy, uint8_t* raw);
 
 // Format 4: a packet from the modes and symbols of a frame (delta_tiles.hpp;
-// `coded` symbols in the tiles not skipped), and step 2 for a format-4
-// packet whose header passed: its modes and symbols.
-Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info,
-                             const uint8_t* symbols, const uint8_t* modes, size_t coded,
-                             DeltaTileEntropy* entropy, std::vector<uint8_t>* packet);
+// `coded` symbols in the tiles not skipped), coded by `code`, which appends
+// the coded frame (tables, lane directory, lanes) for `quantiser` to the
+// packet: DeltaTileEntropy::encode on symbols in host memory,
+// DeltaTileEntropyCuda::encode on symbols in device memory. Then step 2 for
+// a format-4 packet whose header passed: its modes and symbols.
+using DeltaV4Coder = std::function<Status(int quantiser, bool keyframe, bool reuse_tables,
+                                          std::vector<uint8_t>* packet)>;
+Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info, size_t coded,
+                             const DeltaV4Coder& code, std::vector<uint8_t>* packet);
 // *quantiser receives the quantiser the frame was coded with (its first
 // payload byte, at most the header's threshold).
 Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, size_t size,
@@ -191,12 +197,11 @@ Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings&
                            const uint8_t* raw, size_t raw_size, size_t changed_bytes,
                            DeltaEntropyCoder* entropy, std::vector<uint8_t>* packet,
                            DeltaEncodeStats* stats);
-// The same for format 4, from the frame's modes and symbols.
+// The same for format 4, from the frame's coder (write_delta_packet_v4).
 Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettings& settings,
                               bool keyframe, uint32_t counter, uint64_t recon_checksum,
-                              const uint8_t* symbols, const uint8_t* modes, size_t coded,
-                              DeltaTileEntropy* entropy, std::vector<uint8_t>* packet,
-                              DeltaEncodeStats* stats);
+                              size_t coded, const DeltaV4Coder& code,
+                              std::vector<uint8_t>* packet, DeltaEncodeStats* stats);
 
 struct DeltaEncodeSettings {
   int threshold = 0;  // 0..255
@@ -277,7 +282,7 @@ class DeltaEncoderCuda {
   ImageView ref_;
   std::vector<uint8_t> raw_;
   std::unique_ptr<DeltaEntropyCoder> entropy_;
-  std::unique_ptr<DeltaTileEntropy> tiles_;  // format 4: symbols in residual_*, modes in changed_*
+  std::unique_ptr<DeltaTileEntropyCuda> tiles_;  // format 4: symbols in residual_dev_, modes in changed_*
   uint32_t counter_ = 0;
   bool have_ref_ = false;
 };

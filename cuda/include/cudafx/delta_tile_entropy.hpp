@@ -7,8 +7,9 @@
 // few kilobytes). Nothing else carries over, and keyframes start afresh.
 // The frame is cut into many independent lanes (runs of up to
 // kDeltaLaneTiles tiles of one tile row), which code and decode in
-// parallel: on CPU threads here (the CUDA backends use this coder on the
-// host too; the lanes are laid out for GPU threads, a coder yet to come).
+// parallel: on CPU threads here, on the device in DeltaTileEntropyCuda
+// (delta_tile_entropy_cuda.hpp: the CUDA encoder), which shares the host
+// steps below and writes the same bytes.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +31,11 @@ struct DeltaLane {
   size_t symbols = 0;     // bytes of its tiles
 };
 std::vector<DeltaLane> delta_lanes(const DeltaLayout& layout);
+// The most (context, value) pairs a lane codes: its symbols, a mask a tile
+// row and a mode a tile. Its stream takes at most 2 bytes a pair and 8 for
+// the final states (rans.hpp), plus 8 of slack: delta_lane_room.
+size_t delta_lane_most_pairs(const DeltaLane& lane);
+inline size_t delta_lane_room(const DeltaLane& lane) { return 2 * delta_lane_most_pairs(lane) + 16; }
 
 class DeltaTileEntropy {
  public:
@@ -56,6 +62,19 @@ class DeltaTileEntropy {
                 uint8_t* symbols, uint8_t* modes, bool reuse_allowed = true);
 
   const std::vector<DeltaLane>& lanes() const;
+
+  // Two steps of encode(), for a coder that counts and codes the lanes
+  // elsewhere (DeltaTileEntropyCuda):
+  // - encode_tables: from the frame's counts of every (context, value)
+  //   (kDeltaContexts x 256), checks the values, chooses the tables as
+  //   encode() does (keyframe: none reused), appends them to *out and gives
+  //   each value's place in the scale as start | freq << 16 in `coding`
+  //   (kDeltaContexts x 256);
+  // - append_lanes: the lane directory for streams of sizes[li] bytes (0:
+  //   the lane is absent), to be followed by the streams in lane order.
+  Status encode_tables(int quantiser, bool keyframe, const uint32_t* counts, bool reuse_tables,
+                       std::vector<uint8_t>* out, uint32_t* coding);
+  void append_lanes(const uint32_t* sizes, std::vector<uint8_t>* out) const;
 
  private:
   DeltaTileEntropy() = default;

@@ -1,5 +1,6 @@
 // The CUDA entry points of the delta codec in a build without CUDA.
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_tile_entropy_cuda.hpp"
 #include "cudafx/delta_tiles.hpp"
 
 namespace cudafx {
@@ -28,6 +29,20 @@ Status delta_tiles_encode_cuda(const DeltaLayout&, const ImageView&, const Image
 }
 Status delta_tiles_decode_cuda(const DeltaLayout&, const uint8_t*, const uint8_t*, int,
                                const ImageView&, StreamHandle) {
+  return no_cuda();
+}
+
+Status delta_lanes_count_cuda(const DeltaLayout&, const DeltaLaneDevice*, size_t, const uint8_t*,
+                              const uint8_t*, bool, int, uint16_t*, uint32_t*, uint32_t*,
+                              StreamHandle) {
+  return no_cuda();
+}
+Status delta_lanes_code_cuda(const DeltaLaneDevice*, size_t, const uint16_t*, const uint32_t*,
+                             const uint32_t*, uint8_t*, uint32_t*, StreamHandle) {
+  return no_cuda();
+}
+Status delta_lanes_pack_cuda(const DeltaLaneDevice*, size_t, const uint8_t*, const uint32_t*,
+                             const uint32_t*, uint8_t*, StreamHandle) {
   return no_cuda();
 }
 

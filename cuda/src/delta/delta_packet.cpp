@@ -87,10 +87,9 @@ void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int ve
 
 }  // namespace
 
-Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info,
-                             const uint8_t* symbols, const uint8_t* modes, size_t coded,
-                             DeltaTileEntropy* entropy, std::vector<uint8_t>* packet) {
-  if (!entropy)
+Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info, size_t coded,
+                             const DeltaV4Coder& code, std::vector<uint8_t>* packet) {
+  if (!code)
     return Status::invalid("delta packet: format 4 needs the stream's tile entropy coder");
   if (coded > layout.frame_bytes || (info.keyframe && coded != layout.frame_bytes))
     return Status::invalid("delta packet: symbol count impossible for these caps");
@@ -98,7 +97,7 @@ Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& i
   packet->assign(kDeltaHeaderSize, 0);
   const int quantiser = delta_quantiser_for(info.threshold);
   packet->push_back(static_cast<uint8_t>(quantiser));
-  CUDAFX_TRY(entropy->encode(quantiser, info.keyframe, symbols, modes, packet, !info.refresh));
+  CUDAFX_TRY(code(quantiser, info.keyframe, !info.refresh, packet));
   if (packet->size() - kDeltaHeaderSize > 0xffffffffu)
     return Status::invalid("delta packet: payload larger than the format allows");
   write_header(layout, info, kDeltaVersion, DeltaCompression::Predictive, coded, packet);

@@ -52,11 +52,11 @@ Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings&
 }
 
 Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettings& s, bool key,
-                              uint32_t counter, uint64_t recon_checksum, const uint8_t* symbols,
-                              const uint8_t* modes, size_t coded, DeltaTileEntropy* entropy,
-                              std::vector<uint8_t>* packet, DeltaEncodeStats* stats) {
-  CUDAFX_TRY(write_delta_packet_v4(layout, info_of(s, key, counter, recon_checksum), symbols,
-                                   modes, coded, entropy, packet));
+                              uint32_t counter, uint64_t recon_checksum, size_t coded,
+                              const DeltaV4Coder& code, std::vector<uint8_t>* packet,
+                              DeltaEncodeStats* stats) {
+  CUDAFX_TRY(write_delta_packet_v4(layout, info_of(s, key, counter, recon_checksum), coded, code,
+                                   packet));
   fill_stats(layout, key, coded, coded, packet->size(), stats);
   return Status::ok();
 }
@@ -90,9 +90,11 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
     const size_t coded = delta_tiles_encode_cpu(layout_, cur, ref_, s.threshold,
                                                 delta_intra_of(s, key, counter_), symbols_.data(),
                                                 modes_.data());
+    const DeltaV4Coder code = [&](int q, bool keyframe, bool reuse, std::vector<uint8_t>* out) {
+      return tiles_->encode(q, keyframe, symbols_.data(), modes_.data(), out, reuse);
+    };
     CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_, delta_checksum(layout_, ref_),
-                                      symbols_.data(), modes_.data(), coded, tiles_.get(), packet,
-                                      stats));
+                                      coded, code, packet, stats));
     have_ref_ = true;
     counter_++;
     return Status::ok();

@@ -6,6 +6,7 @@
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
+#include "cudafx/delta_tile_entropy_cuda.hpp"
 #include "cudafx/delta_tiles.hpp"
 
 namespace cudafx {
@@ -27,7 +28,7 @@ Status DeltaEncoderCuda::create(const ImageDesc& desc, std::unique_ptr<DeltaEnco
   e->ref_ = packed_view(desc, e->ref_mem_.bytes(), 256);
   e->raw_.reserve(e->layout_.max_raw_bytes());
   CUDAFX_TRY(DeltaEntropyCoder::create(e->layout_, &e->entropy_));
-  CUDAFX_TRY(DeltaTileEntropy::create(e->layout_, &e->tiles_));
+  CUDAFX_TRY(DeltaTileEntropyCuda::create(e->layout_, &e->tiles_));
   *out = std::move(e);
   return Status::ok();
 }
@@ -82,30 +83,31 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
   return Status::ok();
 }
 
-// Format 4: modes and symbols are made on the device and come back to
-// pinned memory (in the buffers format 3 uses for tile flags and
-// residuals), where the entropy stage codes them as on the CPU.
+// Format 4: modes and symbols are made on the device and coded there
+// (DeltaTileEntropyCuda); only the modes (to count the coded symbols), the
+// checksum, the histogram and the coded frame come back.
 Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSettings& s, bool key,
                                       StreamHandle stream, std::vector<uint8_t>* packet,
                                       DeltaEncodeStats* stats) {
   CUDAFX_TRY(delta_tiles_encode_cuda(layout_, cur, ref_, s.threshold,
                                      delta_intra_of(s, key, counter_), residual_dev_.bytes(),
                                      changed_dev_.bytes(), stream));
-  CUDAFX_TRY(copy_bytes_async(residual_host_.get(), residual_dev_.get(), layout_.frame_bytes,
-                              stream));
   CUDAFX_TRY(
       copy_bytes_async(changed_host_.get(), changed_dev_.get(), changed_dev_.size(), stream));
   CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream));
   CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream));
-  CUDAFX_TRY(synchronize_stream(stream));
+  const int quantiser = delta_quantiser_for(s.threshold);
+  CUDAFX_TRY(tiles_->count(quantiser, key, residual_dev_.bytes(), changed_dev_.bytes(), stream));
+  CUDAFX_TRY(synchronize_stream(stream));  // modes, checksum and the coder's histogram
   if (key)
     entropy_->reset();  // a format-3 delta frame may follow
   const uint8_t* modes = changed_host_.bytes();
+  const DeltaV4Coder code = [&](int q, bool keyframe, bool reuse, std::vector<uint8_t>* out) {
+    return tiles_->code(q, keyframe, stream, out, reuse);
+  };
   CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_,
                                     *static_cast<const uint64_t*>(sum_host_.get()),
-                                    residual_host_.bytes(), modes,
-                                    delta_coded_symbols(layout_, modes), tiles_.get(), packet,
-                                    stats));
+                                    delta_coded_symbols(layout_, modes), code, packet, stats));
   have_ref_ = true;
   counter_++;
   return Status::ok();

@@ -36,6 +36,10 @@ std::vector<DeltaLane> delta_lanes(const DeltaLayout& layout) {
   return lanes;
 }
 
+size_t delta_lane_most_pairs(const DeltaLane& lane) {
+  return lane.symbols + static_cast<size_t>(lane.tiles) * (kDeltaTileH + 1);
+}
+
 namespace {
 
 constexpr int kTableCountBits = 9;  // a table's alphabet size, 0..256, or:
@@ -289,15 +293,12 @@ Status DeltaTileEntropy::create(const DeltaLayout& layout, std::unique_ptr<Delta
   Impl& m = *e->impl_;
   m.layout = layout;
   m.lanes = delta_lanes(layout);
-  // A lane codes at most its symbols, a mask a tile row and a mode a tile;
-  // rans.hpp writes at most two bytes a symbol and eight to flush.
   size_t room = 0, seq = 0;
   for (const DeltaLane& l : m.lanes) {
-    const size_t most = l.symbols + static_cast<size_t>(l.tiles) * (kDeltaTileH + 1);
     m.slot_offset.push_back(room);
     m.sequence_offset.push_back(seq);
-    room += 2 * most + 16;
-    seq += most;
+    room += delta_lane_room(l);
+    seq += delta_lane_most_pairs(l);
   }
   m.slot_offset.push_back(room);
   m.room_bytes = room;
@@ -353,10 +354,44 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   std::vector<uint32_t>& total = m.counts[0];
   for (size_t k = 1; k < m.counts.size(); k++)
     for (size_t v = 0; v < total.size(); v++) total[v] += m.counts[k][v];
-  // 2. Tables, written as they are made: the previous frame's where it
-  // codes this frame's counts in fewer bits than a new one and its table.
-  // Values are checked first, so that a frame refused leaves the tables as
-  // the decoder has them.
+  // 2. Tables.
+  CUDAFX_TRY(encode_tables(quantiser, keyframe, total.data(), reuse_tables, out, nullptr));
+  // 3. Lanes, each backwards into its own room.
+  parallel_for(n_lanes, [&](int li, int) {
+    if (m.sequence_size[li] == 0) {  // absent (a present lane has a mode or a mask)
+      m.stream_size[li] = 0;
+      return;
+    }
+    // The symbols, last first (rANS).
+    const uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
+    uint8_t* end = m.room.data() + m.slot_offset[li + 1];
+    RansWriter writer(end);
+    for (size_t k = m.sequence_size[li]; k-- > 0;) {
+      const Table& tb = m.enc[seq[k] >> 8];
+      const int v = seq[k] & 0xff;
+      writer.put(tb.start[v], tb.freq[v]);
+    }
+    const uint8_t* begin = writer.finish();
+    m.stream_size[li] = static_cast<uint32_t>(end - begin);
+  });
+  // 4. Directory: which lanes are present, their sizes; then the streams.
+  append_lanes(m.stream_size.data(), out);
+  for (int li = 0; li < n_lanes; li++) {
+    const uint8_t* end = m.room.data() + m.slot_offset[li + 1];
+    out->insert(out->end(), end - m.stream_size[li], end);
+  }
+  return Status::ok();
+}
+
+Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint32_t* total,
+                                       bool reuse_tables, std::vector<uint8_t>* out,
+                                       uint32_t* coding) {
+  Impl& m = *impl_;
+  const NearLossless nl(quantiser);
+  // Tables, written as they are made: the previous frame's where it codes
+  // this frame's counts in fewer bits than a new one and its table. Values
+  // are checked first, so that a frame refused leaves the tables as the
+  // decoder has them.
   for (int ctx = 0; ctx < kDeltaContexts; ctx++)
     for (int v = alphabet_of(ctx, nl.range); v < 256; v++)
       if (total[ctx * 256 + v])
@@ -383,41 +418,28 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
     for (int v = 0; v < fresh.n; v++) bits.gamma(fresh.freq[v] + 1u);
   }
   bits.flush();
-  // 3. Lanes, each backwards into its own room.
-  parallel_for(n_lanes, [&](int li, int) {
-    if (m.sequence_size[li] == 0) {  // absent (a present lane has a mode or a mask)
-      m.stream_size[li] = 0;
-      return;
-    }
-    // The symbols, last first (rANS).
-    const uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
-    uint8_t* end = m.room.data() + m.slot_offset[li + 1];
-    RansWriter writer(end);
-    for (size_t k = m.sequence_size[li]; k-- > 0;) {
-      const Table& tb = m.enc[seq[k] >> 8];
-      const int v = seq[k] & 0xff;
-      writer.put(tb.start[v], tb.freq[v]);
-    }
-    const uint8_t* begin = writer.finish();
-    m.stream_size[li] = static_cast<uint32_t>(end - begin);
-  });
-  // 4. Directory: which lanes are present, their sizes; then the streams.
+  if (coding)
+    for (int ctx = 0; ctx < kDeltaContexts; ctx++)
+      for (int v = 0; v < 256; v++)
+        coding[ctx * 256 + v] = v < m.enc[ctx].n ? m.enc[ctx].start[v] |
+                                                       static_cast<uint32_t>(m.enc[ctx].freq[v]) << 16
+                                                 : 0;
+  return Status::ok();
+}
+
+void DeltaTileEntropy::append_lanes(const uint32_t* sizes, std::vector<uint8_t>* out) const {
+  const size_t n_lanes = impl_->lanes.size();
   const size_t dir = out->size();
-  out->resize(dir + (m.lanes.size() + 7) / 8, 0);
-  for (int li = 0; li < n_lanes; li++)
-    if (m.stream_size[li])
+  out->resize(dir + (n_lanes + 7) / 8, 0);
+  for (size_t li = 0; li < n_lanes; li++)
+    if (sizes[li])
       (*out)[dir + li / 8] = static_cast<uint8_t>((*out)[dir + li / 8] | (1u << (li % 8)));
-  for (int li = 0; li < n_lanes; li++)
-    if (m.stream_size[li]) {
+  for (size_t li = 0; li < n_lanes; li++)
+    if (sizes[li]) {
       uint8_t b[2];
-      put16(b, static_cast<uint16_t>(m.stream_size[li]));
+      put16(b, static_cast<uint16_t>(sizes[li]));
       out->insert(out->end(), b, b + 2);
     }
-  for (int li = 0; li < n_lanes; li++) {
-    const uint8_t* end = m.room.data() + m.slot_offset[li + 1];
-    out->insert(out->end(), end - m.stream_size[li], end);
-  }
-  return Status::ok();
 }
 
 Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* data, size_t size,

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cudafx/hd.hpp"
+
 namespace cudafx {
 
 constexpr uint32_t kRansScaleBits = 12;
@@ -67,15 +69,22 @@ inline const RansDivisors& rans_divisors() {
 // hand in cur_ and swap after every symbol.
 //
 // Writes backwards from `end`; the caller guarantees room (two bytes a
-// symbol at most, eight for the flush).
+// symbol at most, eight for the flush). The same code runs on a CUDA device
+// (the GPU coder of format 4, delta_tile_entropy_cuda.cu), which divides
+// with its own instruction instead of the host's reciprocal table: the
+// quotients are exact either way, so the bytes are the same.
 class RansWriter {
  public:
   // Both states start at kRansLow, so the first symbol put (the last of
   // the stream) may take either.
-  explicit RansWriter(uint8_t* end) : p_(end), div_(rans_divisors()) {}
+  CUDAFX_HD explicit RansWriter(uint8_t* end) : p_(end) {
+#if !defined(__CUDA_ARCH__)
+    div_ = &rans_divisors();
+#endif
+  }
   // One symbol occupying [start, start + freq) of the scale; freq >= 1.
   // Symbols come last first.
-  void put(uint32_t start, uint32_t freq) {
+  CUDAFX_HD void put(uint32_t start, uint32_t freq) {
     // Renormalise: shift out 0, 1 or 2 bytes (the scale has 12 bits) until
     // x < x_max. Coded data makes that branch a coin toss, so the count is
     // computed and both bytes are stored whatever it is: the caller's room
@@ -87,13 +96,17 @@ class RansWriter {
     p_[-2] = static_cast<uint8_t>(cur_ >> 8);
     p_ -= n;
     const uint32_t x = static_cast<uint32_t>(uint64_t(cur_) >> (8 * n));
-    const uint32_t q = div_.divide(x, freq);
+#if defined(__CUDA_ARCH__)
+    const uint32_t q = x / freq;
+#else
+    const uint32_t q = div_->divide(x, freq);
+#endif
     cur_ = other_;
     other_ = (q << kRansScaleBits) + (x - q * freq) + start;
   }
   // Writes the final states, state 0 first in memory, each most
   // significant byte first; returns the first byte of the stream.
-  uint8_t* finish() {
+  CUDAFX_HD uint8_t* finish() {
     // Symbol 0 came last and used state 0, which is now in other_; the same
     // holds with no symbols, both states being at their start.
     write_state(cur_);
@@ -102,7 +115,7 @@ class RansWriter {
   }
 
  private:
-  void write_state(uint32_t x) {
+  CUDAFX_HD void write_state(uint32_t x) {
     for (int i = 0; i < 4; i++) {
       *--p_ = static_cast<uint8_t>(x);
       x >>= 8;
@@ -110,7 +123,7 @@ class RansWriter {
   }
   uint32_t cur_ = kRansLow, other_ = kRansLow;
   uint8_t* p_;
-  const RansDivisors& div_;
+  const RansDivisors* div_ = nullptr;  // the host's (unused on a device)
 };
 
 // Reads forwards within [begin, end). A damaged stream (a start state out of

@@ -1,0 +1,92 @@
+// Format 4's entropy stage on a CUDA device (the CUDA encoder's): the bytes
+// DeltaTileEntropy::encode writes, from modes and symbols that the
+// prediction stage left in device memory, so that only the coded frame
+// crosses the bus instead of every symbol. Per frame:
+//  1. a kernel walks the lanes (a warp a lane, a tile row a step: the row's
+//     mask by a ballot, its symbols placed by prefix counts) into each
+//     lane's sequence of (context, value) pairs and the frame's histogram;
+//  2. the histogram goes to the host, where DeltaTileEntropy::encode_tables
+//     chooses and writes the tables (and keeps them for the next frame's
+//     reuse); each value's place in the scale goes back up;
+//  3. a kernel codes every lane (a thread a lane: a lane is one rANS
+//     stream, sequential by nature) backwards into its room, with the host's
+//     rANS code (rans.hpp);
+//  4. the stream sizes go to the host for the lane directory, a kernel packs
+//     the streams one after another and they come down.
+// Three waits on the stream a frame (after 1, 3 and 4); the first is the
+// caller's when it splits encode() into count() and code() (the CUDA encoder
+// does, to bring its modes and checksum back in the same wait).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cudafx/cuda_resources.hpp"
+#include "cudafx/delta.hpp"
+#include "cudafx/delta_tile_entropy.hpp"
+#include "cudafx/status.hpp"
+
+namespace cudafx {
+
+class DeltaTileEntropyCuda {
+ public:
+  // In the CUDA context current at creation; allocates everything here but
+  // the host buffer of the packed streams, which grows to the largest frame.
+  static Status create(const DeltaLayout& layout, std::unique_ptr<DeltaTileEntropyCuda>* out);
+  ~DeltaTileEntropyCuda();
+
+  // As DeltaTileEntropy: forgets the previous frame's tables.
+  void reset();
+  // As DeltaTileEntropy::encode, with `symbols` (frame_bytes) and `modes`
+  // (tile_count()) in device memory, queued on `stream` after the work that
+  // wrote them; returns when the coded frame is in *out.
+  Status encode(int quantiser, bool keyframe, const uint8_t* symbols, const uint8_t* modes,
+                StreamHandle stream, std::vector<uint8_t>* out, bool reuse_tables = true);
+  // encode() in two: count() queues step 1 (no wait); code(), called once
+  // the stream has reached it (the caller has waited), does the rest for
+  // the same quantiser and keyframe.
+  Status count(int quantiser, bool keyframe, const uint8_t* symbols, const uint8_t* modes,
+               StreamHandle stream);
+  Status code(int quantiser, bool keyframe, StreamHandle stream, std::vector<uint8_t>* out,
+              bool reuse_tables = true);
+
+ private:
+  DeltaTileEntropyCuda() = default;
+  DeltaLayout layout_;
+  std::unique_ptr<DeltaTileEntropy> host_;  // the tables and their reuse
+  size_t n_lanes_ = 0;
+  int counted_quantiser_ = -1;  // what count() queued
+  bool counted_keyframe_ = false;
+  DeviceBuffer lanes_dev_, pairs_dev_, pair_count_dev_, histogram_dev_, coding_dev_, room_dev_,
+      sizes_dev_, offsets_dev_, packed_dev_;
+  PinnedBuffer histogram_host_, coding_host_, sizes_host_, offsets_host_, packed_host_;
+};
+
+// -- the kernels (delta_tile_entropy_cuda.cu) --
+
+// A lane as the kernels see it (delta_lanes, delta_lane_room).
+struct DeltaLaneDevice {
+  uint32_t plane, ty, tx0, tiles;
+  uint32_t first_tile;
+  uint32_t pairs_offset;  // where its pairs go in the pair buffer
+  uint64_t room_end;      // its stream is written backwards from here
+};
+
+// Step 1: pairs, their count a lane (0: absent), the histogram (added to,
+// kDeltaContexts x 256; the caller zeroes it).
+Status delta_lanes_count_cuda(const DeltaLayout& layout, const DeltaLaneDevice* lanes,
+                              size_t n_lanes, const uint8_t* symbols, const uint8_t* modes,
+                              bool keyframe, int range, uint16_t* pairs, uint32_t* pair_count,
+                              uint32_t* histogram, StreamHandle stream);
+// Step 3: each present lane's stream at the end of its room, its size (0:
+// absent). `coding`: start | freq << 16 for context * 256 + value.
+Status delta_lanes_code_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint16_t* pairs,
+                             const uint32_t* pair_count, const uint32_t* coding, uint8_t* room,
+                             uint32_t* sizes, StreamHandle stream);
+// Step 4: the streams one after another, lane li's at offsets[li].
+Status delta_lanes_pack_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint8_t* room,
+                             const uint32_t* sizes, const uint32_t* offsets, uint8_t* packed,
+                             StreamHandle stream);
+
+}  // namespace cudafx

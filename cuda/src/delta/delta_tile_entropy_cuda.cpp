@@ -1,0 +1,133 @@
+// DeltaTileEntropyCuda: the host half of format 4's entropy stage on a CUDA
+// device (the steps are in delta_tile_entropy_cuda.hpp, the kernels in
+// delta_tile_entropy_cuda.cu).
+#include "cudafx/delta_tile_entropy_cuda.hpp"
+
+#include <algorithm>
+
+#include "cudafx/delta_predict_math.hpp"
+
+namespace cudafx {
+
+Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
+                                    std::unique_ptr<DeltaTileEntropyCuda>* out) {
+  if (!cuda_built())
+    return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
+  std::unique_ptr<DeltaTileEntropyCuda> e(new DeltaTileEntropyCuda());
+  e->layout_ = layout;
+  CUDAFX_TRY(DeltaTileEntropy::create(layout, &e->host_));
+  const std::vector<DeltaLane>& lanes = e->host_->lanes();
+  e->n_lanes_ = lanes.size();
+  std::vector<DeltaLaneDevice> dev(lanes.size());
+  size_t pairs = 0, room = 0;
+  for (size_t i = 0; i < lanes.size(); i++) {
+    const DeltaLane& l = lanes[i];
+    room += delta_lane_room(l);
+    dev[i] = {static_cast<uint32_t>(l.plane), static_cast<uint32_t>(l.ty),
+              static_cast<uint32_t>(l.tx0),   static_cast<uint32_t>(l.tiles),
+              static_cast<uint32_t>(l.first_tile), static_cast<uint32_t>(pairs),
+              static_cast<uint64_t>(room)};
+    pairs += delta_lane_most_pairs(l);
+  }
+  if (pairs > 0xffffffffu || room > 0xffffffffu)
+    return Status::invalid("delta v4 CUDA coder: frame too large");
+  const size_t n = std::max<size_t>(lanes.size(), 1);
+  const size_t table = kDeltaContexts * 256 * sizeof(uint32_t);
+  CUDAFX_TRY(e->lanes_dev_.allocate(n * sizeof(DeltaLaneDevice)));
+  CUDAFX_TRY(e->pairs_dev_.allocate(std::max<size_t>(pairs, 1) * sizeof(uint16_t)));
+  CUDAFX_TRY(e->pair_count_dev_.allocate(n * sizeof(uint32_t)));
+  CUDAFX_TRY(e->histogram_dev_.allocate(table));
+  CUDAFX_TRY(e->coding_dev_.allocate(table));
+  CUDAFX_TRY(e->room_dev_.allocate(std::max<size_t>(room, 1)));
+  CUDAFX_TRY(e->sizes_dev_.allocate(n * sizeof(uint32_t)));
+  CUDAFX_TRY(e->offsets_dev_.allocate(n * sizeof(uint32_t)));
+  CUDAFX_TRY(e->packed_dev_.allocate(std::max<size_t>(room, 1)));
+  CUDAFX_TRY(e->histogram_host_.allocate(table));
+  CUDAFX_TRY(e->coding_host_.allocate(table));
+  CUDAFX_TRY(e->sizes_host_.allocate(n * sizeof(uint32_t)));
+  CUDAFX_TRY(e->offsets_host_.allocate(n * sizeof(uint32_t)));
+  if (!dev.empty()) {
+    CudaStream upload;
+    CUDAFX_TRY(upload.create());
+    CUDAFX_TRY(copy_bytes_async(e->lanes_dev_.get(), dev.data(), dev.size() * sizeof(dev[0]),
+                                upload.get()));
+    CUDAFX_TRY(upload.synchronize());
+  }
+  *out = std::move(e);
+  return Status::ok();
+}
+
+DeltaTileEntropyCuda::~DeltaTileEntropyCuda() = default;
+
+void DeltaTileEntropyCuda::reset() { host_->reset(); }
+
+Status DeltaTileEntropyCuda::encode(int quantiser, bool keyframe, const uint8_t* symbols,
+                                    const uint8_t* modes, StreamHandle stream,
+                                    std::vector<uint8_t>* out, bool reuse_tables) {
+  CUDAFX_TRY(count(quantiser, keyframe, symbols, modes, stream));
+  CUDAFX_TRY(synchronize_stream(stream));
+  return code(quantiser, keyframe, stream, out, reuse_tables);
+}
+
+// 1. Pairs and histogram.
+Status DeltaTileEntropyCuda::count(int quantiser, bool keyframe, const uint8_t* symbols,
+                                   const uint8_t* modes, StreamHandle stream) {
+  counted_quantiser_ = -1;
+  const size_t table = histogram_dev_.size();
+  CUDAFX_TRY(fill_bytes_async(histogram_dev_.get(), 0, table, stream));
+  CUDAFX_TRY(delta_lanes_count_cuda(
+      layout_, static_cast<const DeltaLaneDevice*>(lanes_dev_.get()), n_lanes_, symbols, modes,
+      keyframe, NearLossless(quantiser).range, static_cast<uint16_t*>(pairs_dev_.get()),
+      static_cast<uint32_t*>(pair_count_dev_.get()),
+      static_cast<uint32_t*>(histogram_dev_.get()), stream));
+  CUDAFX_TRY(copy_bytes_async(histogram_host_.get(), histogram_dev_.get(), table, stream));
+  counted_quantiser_ = quantiser;
+  counted_keyframe_ = keyframe;
+  return Status::ok();
+}
+
+Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle stream,
+                                  std::vector<uint8_t>* out, bool reuse_tables) {
+  if (quantiser != counted_quantiser_ || keyframe != counted_keyframe_)
+    return Status::invalid("delta v4 CUDA coder: code() for another frame than count() queued");
+  counted_quantiser_ = -1;
+  const auto* lanes = static_cast<const DeltaLaneDevice*>(lanes_dev_.get());
+  auto* sizes_dev = static_cast<uint32_t*>(sizes_dev_.get());
+  const size_t table = histogram_dev_.size();
+  // 2. Tables, on the host; their coding goes up.
+  CUDAFX_TRY(host_->encode_tables(quantiser, keyframe,
+                                  static_cast<const uint32_t*>(histogram_host_.get()),
+                                  reuse_tables, out, static_cast<uint32_t*>(coding_host_.get())));
+  CUDAFX_TRY(copy_bytes_async(coding_dev_.get(), coding_host_.get(), table, stream));
+  // 3. Lanes.
+  CUDAFX_TRY(delta_lanes_code_cuda(lanes, n_lanes_, static_cast<const uint16_t*>(pairs_dev_.get()),
+                                   static_cast<const uint32_t*>(pair_count_dev_.get()),
+                                   static_cast<const uint32_t*>(coding_dev_.get()),
+                                   room_dev_.bytes(), sizes_dev, stream));
+  CUDAFX_TRY(copy_bytes_async(sizes_host_.get(), sizes_dev, n_lanes_ * sizeof(uint32_t), stream));
+  CUDAFX_TRY(synchronize_stream(stream));
+  // 4. Directory, then the streams packed in lane order.
+  const auto* sizes = static_cast<const uint32_t*>(sizes_host_.get());
+  host_->append_lanes(sizes, out);
+  auto* offsets = static_cast<uint32_t*>(offsets_host_.get());
+  size_t total = 0;
+  for (size_t li = 0; li < n_lanes_; li++) {
+    offsets[li] = static_cast<uint32_t>(total);
+    total += sizes[li];
+  }
+  if (total == 0)
+    return Status::ok();
+  if (packed_host_.size() < total)  // grows to the largest frame, a half more at a time
+    CUDAFX_TRY(packed_host_.allocate(std::min(room_dev_.size(), total + total / 2)));
+  CUDAFX_TRY(
+      copy_bytes_async(offsets_dev_.get(), offsets, n_lanes_ * sizeof(uint32_t), stream));
+  CUDAFX_TRY(delta_lanes_pack_cuda(lanes, n_lanes_, room_dev_.bytes(), sizes_dev,
+                                   static_cast<const uint32_t*>(offsets_dev_.get()),
+                                   packed_dev_.bytes(), stream));
+  CUDAFX_TRY(copy_bytes_async(packed_host_.get(), packed_dev_.get(), total, stream));
+  CUDAFX_TRY(synchronize_stream(stream));
+  out->insert(out->end(), packed_host_.bytes(), packed_host_.bytes() + total);
+  return Status::ok();
+}
+
+}  // namespace cudafx
