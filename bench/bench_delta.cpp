@@ -33,6 +33,13 @@ using namespace bench;
 
 namespace {
 
+// CPU time of the whole process (every thread), seconds.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 std::string rate(double v) { return v < 0 ? "n/a" : fmt("%.0f", v); }
 
 // The element on `frames` alternating frames a, b (4 buffers, round robin),
@@ -91,21 +98,25 @@ int main(int argc, char** argv) {
      << "**, commit `" << commit << "`, by `bench/bench_delta`. Random frames where 5 % of "
      << "the bytes changed by more than the threshold (10), so that every tile changes and "
      << "nothing compresses: the worst case for speed. Each format: 4 (compression=predictive:"
-     << " tiles predicted on the GPU, per-frame tables and lanes coded on the host's threads) "
+     << " tiles predicted on the GPU; per-frame tables chosen on the host and the lanes coded "
+     << "on the GPU by the CUDA encoder, on the host's threads by the CPU encoder and the "
+     << "decoders) "
      << "and 3 (compression=rans: context models and rANS, every plane in slices of at least "
      << "128 KiB, at most 16 a frame, coded on the host's threads). *kernels*: format 4 the "
      << "prediction stage, format 3 residuals, reference update and tile flags, both with the "
      << "checksum, on the GPU (CUDA events); *CUDA encoder*: "
-     << "those plus the copies back, packing and the entropy stage; *CPU encoder*: our CPU "
+     << "those plus the copies back, packing and the entropy stage; *host ms*: the host CPU "
+     << "time the CUDA encoder takes a frame (all its threads); *CPU encoder*: our CPU "
      << "backend; *element*: `appsrc ! cudadeltaenc ! fakesink` on pre-made buffers, CUDA "
      << "backend with frames in pinned system memory (the pool the element proposes) or in "
      << "CUDA memory, and CPU backend; *decoder*: our decoders on the same stream (CUDA: "
      << "validation and entropy decoding on the CPU, the payload applied and checked on the "
      << "GPU). "
      << "Frames/s.\n\n";
-  md << "| frame | format | kernels | CUDA encoder | CPU encoder | element CUDA, system memory | "
-     << "element CUDA, CUDA memory | element CPU | CUDA decoder | CPU decoder |\n"
-     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  md << "| frame | format | kernels | CUDA encoder | host ms | CPU encoder | "
+     << "element CUDA, system memory | element CUDA, CUDA memory | element CPU | CUDA decoder | "
+     << "CPU decoder |\n"
+     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 #if HAVE_GSTCUDA
   GstCudaContext* ctx = gpu && gst_cuda_load_library() ? gst_cuda_context_new(0) : nullptr;
 #endif
@@ -141,7 +152,7 @@ int main(int argc, char** argv) {
         cpu_fps = iters / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       }
     }
-    double kernel_fps = -1, enc_fps = -1;
+    double kernel_fps = -1, enc_fps = -1, host_ms = -1;
     if (gpu) {
       CudaStream stream;
       DeviceBuffer da, db;
@@ -177,14 +188,17 @@ int main(int argc, char** argv) {
           if (e1.elapsed_since(e0, &ms).is_ok())
             kernel_fps = iters / (ms * 1e-3);
         }
+        const double cpu0 = process_cpu_seconds();
         const auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < iters; i++)
           (void)enc->encode((i & 1) ? va : vb, s, stream.get(), &pkt);
         enc_fps = iters / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        host_ms = (process_cpu_seconds() - cpu0) * 1e3 / iters;
       }
     }
-    // The element: about two seconds of frames at the op's speed.
-    const int frames = 10 + std::max(30, static_cast<int>(2 * std::max(enc_fps, cpu_fps)));
+    // The element: about two seconds of frames at each backend's speed.
+    const int frames = 10 + std::max(30, static_cast<int>(2 * enc_fps));
+    const int cpu_frames = 10 + std::max(30, static_cast<int>(2 * cpu_fps));
     const std::string sys_caps = caps_for(c.format, c.w, c.h, false);
     const std::string settings =
         std::string(" threshold=10 post-stats=false compression=") + (v4 ? "predictive" : "rans");
@@ -198,7 +212,7 @@ int main(int argc, char** argv) {
                             cuda_feed(caps_for(c.format, c.w, c.h, true), 4, ctx), a, b, frames);
 #endif
     el_cpu = element_fps("cudadeltaenc backend=cpu" + settings,
-                         system_feed("cudadeltaenc backend=cpu", sys_caps, 4), a, b, frames);
+                         system_feed("cudadeltaenc backend=cpu", sys_caps, 4), a, b, cpu_frames);
     std::unique_ptr<DeltaDecoder> cpu_dec;
     double dec_fps = -1, cuda_dec_fps = -1;
     if (DeltaDecoder::create(desc, &cpu_dec).is_ok())
@@ -210,8 +224,9 @@ int main(int argc, char** argv) {
           DeltaDecoderCuda::create(desc, stream.get(), &cuda_dec).is_ok())
         cuda_dec_fps = decode_fps(cuda_dec.get(), desc, a, b, s, iters);
     }
-    md << "| " << c.name << " | " << (v4 ? "4 (predictive)" : "3 (rans)") << " | " << rate(kernel_fps) << " | " << rate(enc_fps) << " | "
-       << rate(cpu_fps) << " | " << rate(el_sys) << " | " << rate(el_cuda) << " | "
+    md << "| " << c.name << " | " << (v4 ? "4 (predictive)" : "3 (rans)") << " | "
+       << rate(kernel_fps) << " | " << rate(enc_fps) << " | "
+       << (host_ms < 0 ? std::string("n/a") : fmt("%.2f", host_ms)) << " | " << rate(cpu_fps) << " | " << rate(el_sys) << " | " << rate(el_cuda) << " | "
        << rate(el_cpu) << " | " << rate(cuda_dec_fps) << " | " << rate(dec_fps) << " |\n";
     fprintf(stderr, "%s format %d done\n", c.name, v4 ? 4 : 3);
   }
