@@ -4,6 +4,7 @@
 // validation of damaged, truncated, reordered and lost packets. Format 4's
 // own stages are tested in test_delta_v4.cpp.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <random>
 #include <tuple>
@@ -194,6 +195,13 @@ TEST(DeltaCodec, LargePayloadsCompressInParallelJobsAndRoundTrip) {
   for (size_t n = 0; n < clip.size(); n++) {
     EXPECT_GT(a.stats[n].raw_bytes, size_t(4) << 20);
     EXPECT_TRUE(a.packets[n] == b.packets[n]) << "frame " << n;
+    // The payload's CRC (header bytes 28-31, little-endian) is zlib's CRC-32
+    // of the whole payload, also when computed in pieces (large payloads).
+    const std::vector<uint8_t>& p = a.packets[n];
+    const uint32_t want = static_cast<uint32_t>(
+        crc32(crc32(0L, Z_NULL, 0), p.data() + kDeltaHeaderSize,
+              static_cast<uInt>(p.size() - kDeltaHeaderSize)));
+    EXPECT_EQ(p[28] | p[29] << 8 | p[30] << 16 | static_cast<uint32_t>(p[31]) << 24, want);
     std::string why;
     ASSERT_EQ(dec->decode(a.packets[n].data(), a.packets[n].size(), &why),
               DeltaDecodeResult::Frame)

@@ -61,9 +61,18 @@ class DeltaTileEntropyCuda {
   DeviceBuffer lanes_dev_, pairs_dev_, pair_count_dev_, histogram_dev_, coding_dev_, room_dev_,
       sizes_dev_, offsets_dev_, packed_dev_;
   PinnedBuffer histogram_host_, coding_host_, sizes_host_, offsets_host_, packed_host_;
+  std::vector<uint32_t> coding_;  // encode_tables' start | freq << 16
 };
 
 // -- the kernels (delta_tile_entropy_cuda.cu) --
+
+// How the coding kernel codes value v of context c (entry c * 256 + v): its
+// place in the scale and the ExactReciprocal of its frequency (rans.hpp).
+struct DeltaCodingEntry {
+  uint32_t start_freq;  // start | freq << 16
+  uint32_t shift;
+  uint64_t multiplier;
+};
 
 // A lane as the kernels see it (delta_lanes, delta_lane_room).
 struct DeltaLaneDevice {
@@ -80,10 +89,10 @@ Status delta_lanes_count_cuda(const DeltaLayout& layout, const DeltaLaneDevice* 
                               bool keyframe, int range, uint16_t* pairs, uint32_t* pair_count,
                               uint32_t* histogram, StreamHandle stream);
 // Step 3: each present lane's stream at the end of its room, its size (0:
-// absent). `coding`: start | freq << 16 for context * 256 + value.
+// absent).
 Status delta_lanes_code_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint16_t* pairs,
-                             const uint32_t* pair_count, const uint32_t* coding, uint8_t* room,
-                             uint32_t* sizes, StreamHandle stream);
+                             const uint32_t* pair_count, const DeltaCodingEntry* coding,
+                             uint8_t* room, uint32_t* sizes, StreamHandle stream);
 // Step 4: the streams one after another, lane li's at offsets[li].
 Status delta_lanes_pack_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint8_t* room,
                              const uint32_t* sizes, const uint32_t* offsets, uint8_t* packed,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
@@ -23,7 +24,7 @@ constexpr uint8_t kCompressionShift = 1, kCompressionMask = 3u << 1;
 constexpr uint8_t kFlagRefresh = 1u << 3;  // format 4
 constexpr uint8_t kKnownFlags = kFlagKey | kCompressionMask;
 
-uint32_t crc(const uint8_t* p, size_t n) {
+uLong crc_serial(const uint8_t* p, size_t n) {
   uLong c = crc32(0L, Z_NULL, 0);
   while (n > 0) {  // zlib takes uInt lengths
     const uInt chunk = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
@@ -31,6 +32,26 @@ uint32_t crc(const uint8_t* p, size_t n) {
     p += chunk;
     n -= chunk;
   }
+  return c;
+}
+
+// CRC-32 of n bytes; large payloads in pieces on the worker threads, joined
+// with crc32_combine (zlib's CRC ran at ~1.8 GB/s on the H100 host: 0.8 ms
+// for a 1.5 MB 2160p packet, half the GPU encoder's frame).
+constexpr size_t kCrcPieceBytes = size_t(256) << 10;
+uint32_t crc(const uint8_t* p, size_t n) {
+  const size_t pieces = (n + kCrcPieceBytes - 1) / kCrcPieceBytes;
+  if (pieces < 4)
+    return static_cast<uint32_t>(crc_serial(p, n));
+  std::vector<uLong> part(pieces);
+  parallel_for(static_cast<int>(pieces), [&](int i, int) {
+    const size_t at = static_cast<size_t>(i) * kCrcPieceBytes;
+    part[i] = crc_serial(p + at, std::min(kCrcPieceBytes, n - at));
+  });
+  uLong c = part[0];
+  for (size_t i = 1; i < pieces; i++)
+    c = crc32_combine(c, part[i],
+                      static_cast<z_off_t>(std::min(kCrcPieceBytes, n - i * kCrcPieceBytes)));
   return static_cast<uint32_t>(c);
 }
 

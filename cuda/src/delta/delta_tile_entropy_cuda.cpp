@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cudafx/delta_predict_math.hpp"
+#include "delta/rans.hpp"
 
 namespace cudafx {
 
@@ -33,17 +34,19 @@ Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
     return Status::invalid("delta v4 CUDA coder: frame too large");
   const size_t n = std::max<size_t>(lanes.size(), 1);
   const size_t table = kDeltaContexts * 256 * sizeof(uint32_t);
+  const size_t coding = kDeltaContexts * 256 * sizeof(DeltaCodingEntry);
+  e->coding_.resize(kDeltaContexts * 256);
   CUDAFX_TRY(e->lanes_dev_.allocate(n * sizeof(DeltaLaneDevice)));
   CUDAFX_TRY(e->pairs_dev_.allocate(std::max<size_t>(pairs, 1) * sizeof(uint16_t)));
   CUDAFX_TRY(e->pair_count_dev_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->histogram_dev_.allocate(table));
-  CUDAFX_TRY(e->coding_dev_.allocate(table));
+  CUDAFX_TRY(e->coding_dev_.allocate(coding));
   CUDAFX_TRY(e->room_dev_.allocate(std::max<size_t>(room, 1)));
   CUDAFX_TRY(e->sizes_dev_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->offsets_dev_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->packed_dev_.allocate(std::max<size_t>(room, 1)));
   CUDAFX_TRY(e->histogram_host_.allocate(table));
-  CUDAFX_TRY(e->coding_host_.allocate(table));
+  CUDAFX_TRY(e->coding_host_.allocate(coding));
   CUDAFX_TRY(e->sizes_host_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->offsets_host_.allocate(n * sizeof(uint32_t)));
   if (!dev.empty()) {
@@ -93,16 +96,21 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
   counted_quantiser_ = -1;
   const auto* lanes = static_cast<const DeltaLaneDevice*>(lanes_dev_.get());
   auto* sizes_dev = static_cast<uint32_t*>(sizes_dev_.get());
-  const size_t table = histogram_dev_.size();
   // 2. Tables, on the host; their coding goes up.
   CUDAFX_TRY(host_->encode_tables(quantiser, keyframe,
                                   static_cast<const uint32_t*>(histogram_host_.get()),
-                                  reuse_tables, out, static_cast<uint32_t*>(coding_host_.get())));
-  CUDAFX_TRY(copy_bytes_async(coding_dev_.get(), coding_host_.get(), table, stream));
+                                  reuse_tables, out, coding_.data()));
+  const RansDivisors& div = rans_divisors();
+  auto* entries = static_cast<DeltaCodingEntry*>(coding_host_.get());
+  for (size_t i = 0; i < coding_.size(); i++) {
+    const uint32_t freq = coding_[i] >> 16;
+    entries[i] = {coding_[i], div.s[freq], div.m[freq]};
+  }
+  CUDAFX_TRY(copy_bytes_async(coding_dev_.get(), entries, coding_host_.size(), stream));
   // 3. Lanes.
   CUDAFX_TRY(delta_lanes_code_cuda(lanes, n_lanes_, static_cast<const uint16_t*>(pairs_dev_.get()),
                                    static_cast<const uint32_t*>(pair_count_dev_.get()),
-                                   static_cast<const uint32_t*>(coding_dev_.get()),
+                                   static_cast<const DeltaCodingEntry*>(coding_dev_.get()),
                                    room_dev_.bytes(), sizes_dev, stream));
   CUDAFX_TRY(copy_bytes_async(sizes_host_.get(), sizes_dev, n_lanes_ * sizeof(uint32_t), stream));
   CUDAFX_TRY(synchronize_stream(stream));

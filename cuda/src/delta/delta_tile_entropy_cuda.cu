@@ -119,11 +119,13 @@ __global__ void __launch_bounds__(kCountWarps * 32) lanes_count(const __grid_con
       atomicAdd(&a.histogram[i], hist[i]);
 }
 
-// A thread a lane: its pairs last first, as the CPU codes them. The next
-// pairs' table entries are loaded ahead of the state's chain of arithmetic.
+// A thread a lane: its pairs last first, as the CPU codes them. A pair's
+// entry (place and reciprocal) depends only on the pair, so the loads run
+// ahead of the states' chain of arithmetic, which has no division: the
+// lanes are few and long, so that chain's latency is the kernel's time.
 __global__ void __launch_bounds__(32) lanes_code(const DeltaLaneDevice* lanes, unsigned n_lanes,
                                                  const uint16_t* pairs, const uint32_t* pair_count,
-                                                 const uint32_t* coding, uint8_t* room,
+                                                 const DeltaCodingEntry* coding, uint8_t* room,
                                                  uint32_t* sizes) {
   const unsigned li = blockIdx.x * blockDim.x + threadIdx.x;
   if (li >= n_lanes)
@@ -139,8 +141,8 @@ __global__ void __launch_bounds__(32) lanes_code(const DeltaLaneDevice* lanes, u
   RansWriter writer(end);
 #pragma unroll 4
   for (uint32_t k = n; k-- > 0;) {
-    const uint32_t e = __ldg(coding + seq[k]);
-    writer.put(e & 0xffffu, e >> 16);
+    const DeltaCodingEntry e = coding[seq[k]];
+    writer.put(e.start_freq & 0xffffu, e.start_freq >> 16, e.multiplier, e.shift);
   }
   sizes[li] = static_cast<uint32_t>(end - writer.finish());
 }
@@ -189,8 +191,8 @@ Status delta_lanes_count_cuda(const DeltaLayout& layout, const DeltaLaneDevice* 
 }
 
 Status delta_lanes_code_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint16_t* pairs,
-                             const uint32_t* pair_count, const uint32_t* coding, uint8_t* room,
-                             uint32_t* sizes, StreamHandle stream) {
+                             const uint32_t* pair_count, const DeltaCodingEntry* coding,
+                             uint8_t* room, uint32_t* sizes, StreamHandle stream) {
   if (n_lanes == 0)
     return Status::ok();
   // 32 threads a block: the lanes are few (about 4 000 at 2160p RGBA) and

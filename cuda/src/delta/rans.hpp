@@ -70,9 +70,8 @@ inline const RansDivisors& rans_divisors() {
 //
 // Writes backwards from `end`; the caller guarantees room (two bytes a
 // symbol at most, eight for the flush). The same code runs on a CUDA device
-// (the GPU coder of format 4, delta_tile_entropy_cuda.cu), which divides
-// with its own instruction instead of the host's reciprocal table: the
-// quotients are exact either way, so the bytes are the same.
+// (the GPU coder of format 4, delta_tile_entropy_cuda.cu), which passes each
+// symbol's reciprocal itself (from its own copy of the table).
 class RansWriter {
  public:
   // Both states start at kRansLow, so the first symbol put (the last of
@@ -82,9 +81,13 @@ class RansWriter {
     div_ = &rans_divisors();
 #endif
   }
+#if !defined(__CUDA_ARCH__)
   // One symbol occupying [start, start + freq) of the scale; freq >= 1.
   // Symbols come last first.
-  CUDAFX_HD void put(uint32_t start, uint32_t freq) {
+  void put(uint32_t start, uint32_t freq) { put(start, freq, div_->m[freq], div_->s[freq]); }
+#endif
+  // The same with freq's ExactReciprocal (m, s).
+  CUDAFX_HD void put(uint32_t start, uint32_t freq, uint64_t m, uint32_t s) {
     // Renormalise: shift out 0, 1 or 2 bytes (the scale has 12 bits) until
     // x < x_max. Coded data makes that branch a coin toss, so the count is
     // computed and both bytes are stored whatever it is: the caller's room
@@ -96,11 +99,7 @@ class RansWriter {
     p_[-2] = static_cast<uint8_t>(cur_ >> 8);
     p_ -= n;
     const uint32_t x = static_cast<uint32_t>(uint64_t(cur_) >> (8 * n));
-#if defined(__CUDA_ARCH__)
-    const uint32_t q = x / freq;
-#else
-    const uint32_t q = div_->divide(x, freq);
-#endif
+    const uint32_t q = static_cast<uint32_t>((x * m) >> s);
     cur_ = other_;
     other_ = (q << kRansScaleBits) + (x - q * freq) + start;
   }
@@ -123,7 +122,7 @@ class RansWriter {
   }
   uint32_t cur_ = kRansLow, other_ = kRansLow;
   uint8_t* p_;
-  const RansDivisors* div_ = nullptr;  // the host's (unused on a device)
+  const RansDivisors* div_ = nullptr;  // the host's table (a device passes its own)
 };
 
 // Reads forwards within [begin, end). A damaged stream (a start state out of
