@@ -214,10 +214,12 @@ TEST(ResizePlan, PeriodicAxes) {
       EXPECT_EQ(pp.y.period_step, c.qy ? c.py : 0) << what;
       // Coordinates exact in binary (x2, x4, /2): one set of weights a phase.
       const auto binary = [](int q, int p) { return q > 0 && (q == 2 * p || q == 4 * p || p == 2 * q); };
-      if (binary(c.qx, c.px))
+      if (binary(c.qx, c.px)) {
         EXPECT_TRUE(pp.x.period_fixed) << what;
-      if (binary(c.qy, c.py))
+      }
+      if (binary(c.qy, c.py)) {
         EXPECT_TRUE(pp.y.period_fixed) << what;
+      }
       EXPECT_EQ(pp.x.period_tap.size(), c.qx ? static_cast<size_t>(c.dw) : 0u) << what;
     }
   }

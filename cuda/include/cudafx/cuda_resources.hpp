@@ -137,6 +137,9 @@ class CudaEvent {
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
   Status create();
+  // An event whose synchronize() lets the host thread sleep until the work
+  // is done instead of spinning on a core (no timing).
+  Status create_blocking();
   Status record(StreamHandle stream);
   Status synchronize();
   // Work queued on `stream` after this call waits for the work this event

@@ -50,12 +50,17 @@ class DeltaTileEntropyCuda {
                StreamHandle stream);
   Status code(int quantiser, bool keyframe, StreamHandle stream, std::vector<uint8_t>* out,
               bool reuse_tables = true);
+  // Waits for the work queued on `stream` so far, the host thread sleeping
+  // rather than spinning (the coder's own waits are these): the encoder's
+  // host time a frame is then its own work, not the GPU's.
+  Status wait(StreamHandle stream);
 
  private:
   DeltaTileEntropyCuda() = default;
   DeltaLayout layout_;
   std::unique_ptr<DeltaTileEntropy> host_;  // the tables and their reuse
   size_t n_lanes_ = 0;
+  CudaEvent reached_;
   int counted_quantiser_ = -1;  // what count() queued
   bool counted_keyframe_ = false;
   DeviceBuffer lanes_dev_, pairs_dev_, pair_count_dev_, histogram_dev_, coding_dev_, room_dev_,

@@ -111,6 +111,12 @@ Status CudaEvent::create() {
   CUDAFX_CUDA_TRY(cudaEventCreate(&event_));
   return Status::ok();
 }
+Status CudaEvent::create_blocking() {
+  if (event_)
+    return Status::ok();
+  CUDAFX_CUDA_TRY(cudaEventCreateWithFlags(&event_, cudaEventBlockingSync | cudaEventDisableTiming));
+  return Status::ok();
+}
 Status CudaEvent::record(StreamHandle stream) {
   CUDAFX_CUDA_TRY(cudaEventRecord(event_, stream));
   return Status::ok();

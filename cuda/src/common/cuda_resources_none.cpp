@@ -43,6 +43,7 @@ void pinned_free(void*) {}
 
 CudaEvent::~CudaEvent() = default;
 Status CudaEvent::create() { return no_cuda(); }
+Status CudaEvent::create_blocking() { return no_cuda(); }
 Status CudaEvent::record(StreamHandle) { return no_cuda(); }
 Status CudaEvent::synchronize() { return no_cuda(); }
 Status CudaEvent::wait(StreamHandle) const { return no_cuda(); }

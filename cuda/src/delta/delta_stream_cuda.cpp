@@ -98,7 +98,7 @@ Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSet
   CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream));
   const int quantiser = delta_quantiser_for(s.threshold);
   CUDAFX_TRY(tiles_->count(quantiser, key, residual_dev_.bytes(), changed_dev_.bytes(), stream));
-  CUDAFX_TRY(synchronize_stream(stream));  // modes, checksum and the coder's histogram
+  CUDAFX_TRY(tiles_->wait(stream));  // modes, checksum and the coder's histogram
   if (key)
     entropy_->reset();  // a format-3 delta frame may follow
   const uint8_t* modes = changed_host_.bytes();

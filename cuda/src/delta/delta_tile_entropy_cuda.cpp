@@ -49,6 +49,7 @@ Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
   CUDAFX_TRY(e->coding_host_.allocate(coding));
   CUDAFX_TRY(e->sizes_host_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->offsets_host_.allocate(n * sizeof(uint32_t)));
+  CUDAFX_TRY(e->reached_.create_blocking());
   if (!dev.empty()) {
     CudaStream upload;
     CUDAFX_TRY(upload.create());
@@ -64,11 +65,16 @@ DeltaTileEntropyCuda::~DeltaTileEntropyCuda() = default;
 
 void DeltaTileEntropyCuda::reset() { host_->reset(); }
 
+Status DeltaTileEntropyCuda::wait(StreamHandle stream) {
+  CUDAFX_TRY(reached_.record(stream));
+  return reached_.synchronize();
+}
+
 Status DeltaTileEntropyCuda::encode(int quantiser, bool keyframe, const uint8_t* symbols,
                                     const uint8_t* modes, StreamHandle stream,
                                     std::vector<uint8_t>* out, bool reuse_tables) {
   CUDAFX_TRY(count(quantiser, keyframe, symbols, modes, stream));
-  CUDAFX_TRY(synchronize_stream(stream));
+  CUDAFX_TRY(wait(stream));
   return code(quantiser, keyframe, stream, out, reuse_tables);
 }
 
@@ -113,7 +119,7 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
                                    static_cast<const DeltaCodingEntry*>(coding_dev_.get()),
                                    room_dev_.bytes(), sizes_dev, stream));
   CUDAFX_TRY(copy_bytes_async(sizes_host_.get(), sizes_dev, n_lanes_ * sizeof(uint32_t), stream));
-  CUDAFX_TRY(synchronize_stream(stream));
+  CUDAFX_TRY(wait(stream));
   // 4. Directory, then the streams packed in lane order.
   const auto* sizes = static_cast<const uint32_t*>(sizes_host_.get());
   host_->append_lanes(sizes, out);
@@ -133,7 +139,7 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
                                    static_cast<const uint32_t*>(offsets_dev_.get()),
                                    packed_dev_.bytes(), stream));
   CUDAFX_TRY(copy_bytes_async(packed_host_.get(), packed_dev_.get(), total, stream));
-  CUDAFX_TRY(synchronize_stream(stream));
+  CUDAFX_TRY(wait(stream));
   out->insert(out->end(), packed_host_.bytes(), packed_host_.bytes() + total);
   return Status::ok();
 }

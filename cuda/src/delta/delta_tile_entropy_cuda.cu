@@ -119,14 +119,34 @@ __global__ void __launch_bounds__(kCountWarps * 32) lanes_count(const __grid_con
       atomicAdd(&a.histogram[i], hist[i]);
 }
 
-// A thread a lane: its pairs last first, as the CPU codes them. A pair's
-// entry (place and reciprocal) depends only on the pair, so the loads run
-// ahead of the states' chain of arithmetic, which has no division: the
-// lanes are few and long, so that chain's latency is the kernel's time.
-__global__ void __launch_bounds__(32) lanes_code(const DeltaLaneDevice* lanes, unsigned n_lanes,
-                                                 const uint16_t* pairs, const uint32_t* pair_count,
-                                                 const DeltaCodingEntry* coding, uint8_t* room,
-                                                 uint32_t* sizes) {
+// A thread a lane: its pairs last first, as the CPU codes them. The lanes
+// are few and long (about 4 000 at 2160p RGBA, up to ~8 000 pairs each), so
+// the kernel's time is one lane's chain of state arithmetic: nothing else
+// may wait in it. A pair's entry (place and reciprocal: no division) depends
+// only on the pair, so the pairs are loaded kAhead ahead into registers and
+// the entries come from the block's copy of the table in shared memory
+// (TABLE_IN_SHARED; devices whose blocks cannot have 90 KB read it through
+// the cache).
+constexpr int kAhead = 8;
+constexpr int kEntries = kDeltaContexts * 256;
+constexpr size_t kTableBytes = kEntries * sizeof(DeltaCodingEntry);
+
+template <bool TABLE_IN_SHARED>
+__global__ void __launch_bounds__(32) lanes_code(const DeltaLaneDevice* __restrict__ lanes,
+                                                 unsigned n_lanes,
+                                                 const uint16_t* __restrict__ pairs,
+                                                 const uint32_t* __restrict__ pair_count,
+                                                 const DeltaCodingEntry* __restrict__ coding,
+                                                 uint8_t* __restrict__ room,
+                                                 uint32_t* __restrict__ sizes) {
+  extern __shared__ DeltaCodingEntry shared_table[];
+  const DeltaCodingEntry* table = coding;
+  if constexpr (TABLE_IN_SHARED) {
+    for (int i = threadIdx.x; i < kEntries; i += blockDim.x)
+      shared_table[i] = coding[i];
+    __syncthreads();
+    table = shared_table;
+  }
   const unsigned li = blockIdx.x * blockDim.x + threadIdx.x;
   if (li >= n_lanes)
     return;
@@ -136,13 +156,24 @@ __global__ void __launch_bounds__(32) lanes_code(const DeltaLaneDevice* lanes, u
     return;
   }
   const DeltaLaneDevice lane = lanes[li];
-  const uint16_t* seq = pairs + lane.pairs_offset;
+  const uint16_t* __restrict__ seq = pairs + lane.pairs_offset;
   uint8_t* end = room + lane.room_end;
   RansWriter writer(end);
-#pragma unroll 4
-  for (uint32_t k = n; k-- > 0;) {
-    const DeltaCodingEntry e = coding[seq[k]];
-    writer.put(e.start_freq & 0xffffu, e.start_freq >> 16, e.multiplier, e.shift);
+  // ring[j] holds the pair coded j steps from now (in turns of kAhead).
+  uint16_t ring[kAhead];
+#pragma unroll
+  for (int j = 0; j < kAhead; j++)
+    ring[j] = static_cast<uint32_t>(j) < n ? seq[n - 1 - j] : 0;
+  for (uint32_t k = n; k > 0;) {
+#pragma unroll
+    for (int j = 0; j < kAhead; j++) {
+      if (k == 0)
+        break;
+      const DeltaCodingEntry e = table[ring[j]];
+      k--;
+      ring[j] = k >= kAhead ? seq[k - kAhead] : 0;
+      writer.put(e.start_freq & 0xffffu, e.start_freq >> 16, e.multiplier, e.shift);
+    }
   }
   sizes[li] = static_cast<uint32_t>(end - writer.finish());
 }
@@ -197,8 +228,20 @@ Status delta_lanes_code_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const
     return Status::ok();
   // 32 threads a block: the lanes are few (about 4 000 at 2160p RGBA) and
   // long, so they are spread over as many SMs as they fill.
-  lanes_code<<<blocks(n_lanes, 32), 32, 0, stream>>>(lanes, static_cast<unsigned>(n_lanes), pairs,
-                                                     pair_count, coding, room, sizes);
+  int device = 0, optin = 0;
+  CUDAFX_CUDA_TRY(cudaGetDevice(&device));
+  CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const unsigned grid = blocks(n_lanes, 32);
+  const unsigned n = static_cast<unsigned>(n_lanes);
+  if (static_cast<size_t>(optin) >= kTableBytes) {
+    CUDAFX_CUDA_TRY(cudaFuncSetAttribute(lanes_code<true>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(kTableBytes)));
+    lanes_code<true><<<grid, 32, kTableBytes, stream>>>(lanes, n, pairs, pair_count, coding, room,
+                                                        sizes);
+  } else {
+    lanes_code<false><<<grid, 32, 0, stream>>>(lanes, n, pairs, pair_count, coding, room, sizes);
+  }
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
