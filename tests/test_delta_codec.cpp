@@ -19,6 +19,7 @@
 #include "support/gpu.hpp"
 #include "support/host_image.hpp"
 #include "support/testdata.hpp"
+#include "delta/rans.hpp"  // the codec's own rANS arithmetic (cuda/src)
 
 using namespace cudafx;
 using testing_support::HostImage;
@@ -437,6 +438,32 @@ TEST(DeltaCodec, RealFootageStaysWithinThreshold) {
 
 // Frames large enough to be cut into several slices, each with its own
 // models and stream, at both kinds of thresholds and with keyframes between.
+// RansSymbol's 32-bit coding step (the host's and the GPU coder's) equals
+// the wide form with a true division, for every frequency and states at
+// every boundary of the renormalisation and random ones.
+TEST(DeltaRans, SymbolStepEqualsTheWideArithmetic) {
+  const RansDivisors& div = rans_divisors();
+  std::mt19937 rng(5);
+  for (uint32_t freq = 1; freq <= kRansScale; freq++) {
+    const uint32_t start = kRansScale - freq;  // the largest start this frequency allows
+    const RansSymbol sym(start, freq, div);
+    const uint64_t x_max = uint64_t((kRansLow >> kRansScaleBits) << 8) * freq;
+    std::vector<uint64_t> states = {kRansLow, (uint64_t(kRansLow) << 8) - 1, x_max - 1, x_max,
+                                    (x_max << 8) - 1, x_max << 8};
+    for (int i = 0; i < 16; i++) states.push_back(kRansLow + rng() % (kRansLow * 255u));
+    for (uint64_t x64 : states) {
+      if (x64 < kRansLow || x64 >= (uint64_t(kRansLow) << 8))
+        continue;
+      const uint32_t x = static_cast<uint32_t>(x64);
+      const uint32_t n = (x64 >= x_max) + (x64 >= (x_max << 8));
+      const uint32_t y = static_cast<uint32_t>(x64 >> (8 * n));
+      const uint32_t want = ((y / freq) << kRansScaleBits) + (y % freq) + start;
+      ASSERT_EQ(rans_shed_bytes(x, sym), n) << "freq " << freq << " state " << x;
+      ASSERT_EQ(rans_code_step(y, sym), want) << "freq " << freq << " state " << x;
+    }
+  }
+}
+
 TEST(DeltaRans, LargeFramesRoundTripInSlices) {
   const ImageDesc desc{PixelFormat::RGBA, 1000, 300};
   std::unique_ptr<DeltaEncoder> enc;

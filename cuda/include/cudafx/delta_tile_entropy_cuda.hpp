@@ -71,12 +71,10 @@ class DeltaTileEntropyCuda {
 
 // -- the kernels (delta_tile_entropy_cuda.cu) --
 
-// How the coding kernel codes value v of context c (entry c * 256 + v): its
-// place in the scale and the ExactReciprocal of its frequency (rans.hpp).
-struct DeltaCodingEntry {
-  uint32_t start_freq;  // start | freq << 16
-  uint32_t shift;
-  uint64_t multiplier;
+// How the coding kernel codes value v of context c (entry c * 256 + v): a
+// RansSymbol (delta/rans.hpp), 16 bytes.
+struct alignas(16) DeltaCodingEntry {
+  uint32_t words[4];
 };
 
 // A lane as the kernels see it (delta_lanes, delta_lane_room).

@@ -107,10 +107,11 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
                                   static_cast<const uint32_t*>(histogram_host_.get()),
                                   reuse_tables, out, coding_.data()));
   const RansDivisors& div = rans_divisors();
-  auto* entries = static_cast<DeltaCodingEntry*>(coding_host_.get());
+  auto* entries = static_cast<RansSymbol*>(coding_host_.get());
+  static_assert(sizeof(RansSymbol) == sizeof(DeltaCodingEntry), "entries are RansSymbols");
   for (size_t i = 0; i < coding_.size(); i++) {
     const uint32_t freq = coding_[i] >> 16;
-    entries[i] = {coding_[i], div.s[freq], div.m[freq]};
+    entries[i] = freq ? RansSymbol(coding_[i] & 0xffff, freq, div) : RansSymbol{};
   }
   CUDAFX_TRY(copy_bytes_async(coding_dev_.get(), entries, coding_host_.size(), stream));
   // 3. Lanes.

@@ -10,6 +10,9 @@
 #include "delta/rans.hpp"
 
 namespace cudafx {
+static_assert(sizeof(RansSymbol) == sizeof(DeltaCodingEntry) &&
+                  alignof(RansSymbol) <= alignof(DeltaCodingEntry),
+              "the coding table's entries are RansSymbols");
 namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
@@ -169,10 +172,10 @@ __global__ void __launch_bounds__(32) lanes_code(const DeltaLaneDevice* __restri
     for (int j = 0; j < kAhead; j++) {
       if (k == 0)
         break;
-      const DeltaCodingEntry e = table[ring[j]];
+      const RansSymbol sym = reinterpret_cast<const RansSymbol*>(table)[ring[j]];
       k--;
       ring[j] = k >= kAhead ? seq[k - kAhead] : 0;
-      writer.put(e.start_freq & 0xffffu, e.start_freq >> 16, e.multiplier, e.shift);
+      writer.put(sym);
     }
   }
   sizes[li] = static_cast<uint32_t>(end - writer.finish());

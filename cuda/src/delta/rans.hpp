@@ -61,17 +61,60 @@ inline const RansDivisors& rans_divisors() {
   return d;
 }
 
+// A symbol prepared for RansWriter: what its coding needs, all in 32 bits
+// (ryg_rans's "encoder symbol"). With the state x in [kRansLow, kRansLow <<
+// 8) < 2^31 and x_max = 2^19 freq <= 2^31:
+//  - x >= x_max << 8 iff (x >> 8) >= x_max;
+//  - ExactReciprocal's m is below 2^33 (m_lo, and m_hi the bit above 32),
+//    so x m >> 32 = umulhi(x, m_lo) + m_hi x (< 2^32: umulhi < x < 2^31)
+//    and x / freq = that >> (s - 32);
+//  - the new state (q << 12) + (x - q freq) + start = x + q (4096 - freq) +
+//    start.
+// Every step is exact, so the bytes equal the 64-bit form's.
+struct alignas(16) RansSymbol {
+  uint32_t m_lo, x_max;
+  uint16_t start, cofreq;  // cofreq: kRansScale - freq
+  uint8_t shift, m_hi;     // shift: s - 32
+  uint16_t unused = 0;
+  RansSymbol() = default;
+  RansSymbol(uint32_t start_, uint32_t freq, const RansDivisors& div)
+      : m_lo(static_cast<uint32_t>(div.m[freq])),
+        x_max(((kRansLow >> kRansScaleBits) << 8) * freq),
+        start(static_cast<uint16_t>(start_)),
+        cofreq(static_cast<uint16_t>(kRansScale - freq)),
+        shift(static_cast<uint8_t>(div.s[freq] - 32)),
+        m_hi(static_cast<uint8_t>(div.m[freq] >> 32)) {}
+};
+
+CUDAFX_HD uint32_t rans_mulhi(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __umulhi(a, b);
+#else
+  return static_cast<uint32_t>((uint64_t(a) * b) >> 32);
+#endif
+}
+
+// The bytes (0, 1 or 2) that state x sheds before coding `sym`.
+CUDAFX_HD uint32_t rans_shed_bytes(uint32_t x, const RansSymbol& sym) {
+  return (x >= sym.x_max) + ((x >> 8) >= sym.x_max);
+}
+// The state after coding `sym` from x, once x has shed its bytes.
+CUDAFX_HD uint32_t rans_code_step(uint32_t x, const RansSymbol& sym) {
+  const uint32_t q = (rans_mulhi(x, sym.m_lo) + (sym.m_hi ? x : 0)) >> sym.shift;
+  return x + q * sym.cofreq + sym.start;
+}
+
 // Two rANS states take turns, symbol i using state i mod 2, and share one
 // byte stream: each symbol's arithmetic depends on the symbol two before
 // it, not the one before, so two symbols are in flight at once (the coding
-// of a single state is a chain of dependent multiplies; ryg_rans's
+// of a single state is a chain of dependent operations; ryg_rans's
 // "interleaved" coder). Writer and reader hold the state of the symbol at
 // hand in cur_ and swap after every symbol.
 //
 // Writes backwards from `end`; the caller guarantees room (two bytes a
 // symbol at most, eight for the flush). The same code runs on a CUDA device
-// (the GPU coder of format 4, delta_tile_entropy_cuda.cu), which passes each
-// symbol's reciprocal itself (from its own copy of the table).
+// (the GPU coder of format 4, delta_tile_entropy_cuda.cu), from RansSymbols
+// made on the host.
 class RansWriter {
  public:
   // Both states start at kRansLow, so the first symbol put (the last of
@@ -84,24 +127,21 @@ class RansWriter {
 #if !defined(__CUDA_ARCH__)
   // One symbol occupying [start, start + freq) of the scale; freq >= 1.
   // Symbols come last first.
-  void put(uint32_t start, uint32_t freq) { put(start, freq, div_->m[freq], div_->s[freq]); }
+  void put(uint32_t start, uint32_t freq) { put(RansSymbol(start, freq, *div_)); }
 #endif
-  // The same with freq's ExactReciprocal (m, s).
-  CUDAFX_HD void put(uint32_t start, uint32_t freq, uint64_t m, uint32_t s) {
+  CUDAFX_HD void put(const RansSymbol& sym) {
     // Renormalise: shift out 0, 1 or 2 bytes (the scale has 12 bits) until
     // x < x_max. Coded data makes that branch a coin toss, so the count is
     // computed and both bytes are stored whatever it is: the caller's room
     // of two bytes a symbol holds them, and a byte stored below the new p_
     // is overwritten by a later symbol or lies before the stream's start.
-    const uint64_t x_max = uint64_t((kRansLow >> kRansScaleBits) << 8) * freq;
-    const uint32_t n = (cur_ >= x_max) + (cur_ >= (x_max << 8));
+    const uint32_t n = rans_shed_bytes(cur_, sym);
     p_[-1] = static_cast<uint8_t>(cur_);
     p_[-2] = static_cast<uint8_t>(cur_ >> 8);
     p_ -= n;
-    const uint32_t x = static_cast<uint32_t>(uint64_t(cur_) >> (8 * n));
-    const uint32_t q = static_cast<uint32_t>((x * m) >> s);
+    const uint32_t x = cur_ >> (8 * n);
     cur_ = other_;
-    other_ = (q << kRansScaleBits) + (x - q * freq) + start;
+    other_ = rans_code_step(x, sym);
   }
   // Writes the final states, state 0 first in memory, each most
   // significant byte first; returns the first byte of the stream.
@@ -122,7 +162,7 @@ class RansWriter {
   }
   uint32_t cur_ = kRansLow, other_ = kRansLow;
   uint8_t* p_;
-  const RansDivisors* div_ = nullptr;  // the host's table (a device passes its own)
+  const RansDivisors* div_ = nullptr;  // the host's (a device is given RansSymbols)
 };
 
 // Reads forwards within [begin, end). A damaged stream (a start state out of
