@@ -656,7 +656,8 @@ TEST_P(DeltaV4Cuda, DecodingEqualsTheCpu) {
 }
 
 // The GPU coder writes the CPU coder's bytes from the same modes and
-// symbols: keyframes, delta frames with tables reused or not, frames whose
+// symbols, and the GPU decoder decodes them (and damaged copies) as the CPU
+// decoder does: keyframes, delta frames with tables reused or not, frames whose
 // lanes are all absent, streams with intra refresh (no reuse), every plane
 // layout, odd sizes and many lanes; and it refuses what the CPU refuses.
 TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
@@ -674,11 +675,17 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
       const ImageDesc desc{f, size.first, size.second};
       const DeltaLayout l = layout_of(desc);
       const auto clip = make_clip(desc, 7, 5 + threshold);
-      std::unique_ptr<DeltaTileEntropy> cpu;
+      std::unique_ptr<DeltaTileEntropy> cpu, cpu_dec, gpu_tables;
       std::unique_ptr<DeltaTileEntropyCuda> gpu;
+      std::unique_ptr<DeltaTileDecoderCuda> gpu_dec;
       ASSERT_TRUE(DeltaTileEntropy::create(l, &cpu).is_ok());
+      ASSERT_TRUE(DeltaTileEntropy::create(l, &cpu_dec).is_ok());
+      ASSERT_TRUE(DeltaTileEntropy::create(l, &gpu_tables).is_ok());
       const Status made = DeltaTileEntropyCuda::create(l, &gpu);
       ASSERT_TRUE(made.is_ok()) << made.message();
+      ASSERT_TRUE(DeltaTileDecoderCuda::create(l, &gpu_dec).is_ok());
+      PinnedBuffer modes_host;
+      ASSERT_TRUE(modes_host.allocate(l.tile_count()).is_ok());
       HostImage ref(desc);
       std::vector<uint8_t> sym(l.frame_bytes), mode(l.tile_count());
       DeviceBuffer sym_dev, mode_dev;
@@ -701,6 +708,40 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
         ASSERT_TRUE(s.is_ok()) << s.message();
         EXPECT_EQ(a, b) << format_info(f).name << " " << size.first << "x" << size.second
                         << " frame " << n << " (" << a.size() << " vs " << b.size() << " bytes)";
+        // The GPU decoder decodes it as the CPU decoder does; frames that
+        // reuse no table also with one byte flipped (the same verdict and
+        // message).
+        const size_t coded = delta_coded_symbols(l, mode.data());
+        for (int damage = 0; damage < (reuse ? 1 : 4); damage++) {
+          std::vector<uint8_t> payload = a;
+          if (damage)
+            payload[payload.size() - 1 - (damage * 7919u) % payload.size()] ^= 0x5a;
+          std::vector<uint8_t> sym_cpu(l.frame_bytes, 7), mode_cpu(l.tile_count(), 9);
+          std::vector<uint8_t> sym_gpu(l.frame_bytes, 7), mode_gpu(l.tile_count(), 9);
+          ASSERT_TRUE(
+              copy_bytes_async(sym_dev.get(), sym_gpu.data(), sym.size(), stream.get()).is_ok());
+          const Status dc = cpu_dec->decode(quantiser, key, payload.data(), payload.size(), coded,
+                                            sym_cpu.data(), mode_cpu.data(), reuse);
+          const Status dg = gpu_dec->decode(*gpu_tables, quantiser, key, payload.data(),
+                                            payload.size(), coded, sym_dev.bytes(),
+                                            mode_dev.bytes(), modes_host.bytes(), stream.get(),
+                                            reuse);
+          EXPECT_EQ(dc.message(), dg.message()) << "frame " << n << " damage " << damage;
+          if (!damage) {
+            ASSERT_TRUE(dc.is_ok()) << dc.message();
+          }
+          if (!dc.is_ok() || !dg.is_ok())
+            continue;
+          ASSERT_TRUE(
+              copy_bytes_async(sym_gpu.data(), sym_dev.get(), sym.size(), stream.get()).is_ok());
+          ASSERT_TRUE(stream.synchronize().is_ok());
+          std::copy(modes_host.bytes(), modes_host.bytes() + l.tile_count(), mode_gpu.begin());
+          EXPECT_EQ(mode_cpu, mode_gpu) << "frame " << n << " damage " << damage;
+          EXPECT_EQ(sym_cpu, sym_gpu) << "frame " << n << " damage " << damage;
+          if (!damage) {
+            EXPECT_EQ(mode_cpu, mode) << "frame " << n;
+          }
+        }
       }
       // A symbol beyond the quantiser's alphabet: both refuse it alike.
       if (quantiser > 0 && l.frame_bytes > 1) {

@@ -181,10 +181,15 @@ using DeltaV4Coder = std::function<Status(int quantiser, bool keyframe, bool reu
 Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info, size_t coded,
                              const DeltaV4Coder& code, std::vector<uint8_t>* packet);
 // *quantiser receives the quantiser the frame was coded with (its first
-// payload byte, at most the header's threshold).
+// payload byte, at most the header's threshold); `decode` decodes the coded
+// frame that follows it (`size` bytes at `data`, `coded` symbols announced)
+// for that quantiser: DeltaTileEntropy::decode into host memory,
+// DeltaTileDecoderCuda::decode into device memory.
+using DeltaV4Decoder = std::function<Status(int quantiser, bool keyframe, const uint8_t* data,
+                                            size_t size, size_t coded, bool reuse_allowed)>;
 Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, size_t size,
-                             const DeltaPacketInfo& info, DeltaTileEntropy* entropy,
-                             uint8_t* symbols, uint8_t* modes, int* quantiser);
+                             const DeltaPacketInfo& info, const DeltaV4Decoder& decode,
+                             int* quantiser);
 
 // -- streams --
 
@@ -330,6 +335,11 @@ class DeltaDecoderBase {
   // Format 4: applies the modes and symbols at modes_ and symbols_, coded
   // with `quantiser`.
   virtual Status reconstruct_tiles(int quantiser, uint64_t* checksum) = 0;
+  // Format 4: decodes a packet's coded frame (read_delta_payload_v4's
+  // DeltaV4Decoder) with tiles_'s tables; by default into modes_ and
+  // symbols_ on the host.
+  virtual Status decode_tiles(int quantiser, bool keyframe, const uint8_t* data, size_t size,
+                              size_t coded, bool reuse_allowed);
   Status init(const ImageDesc& desc);
 
   DeltaLayout layout_;
@@ -381,6 +391,8 @@ Status delta_apply_cuda(const DeltaLayout& layout, const uint8_t* raw_dev, bool 
                         const uint32_t* tile_offsets_dev, const ImageView& ref,
                         StreamHandle stream);
 
+class DeltaTileDecoderCuda;
+
 // The decoder on a CUDA device: the reconstruction stays in device memory.
 // Packets are validated and decompressed on the CPU (the same code as the
 // CPU decoder); the payload is applied and the checksum computed on the
@@ -396,12 +408,20 @@ class DeltaDecoderCuda : public DeltaDecoderBase {
  protected:
   Status reconstruct(bool keyframe, uint64_t* checksum) override;
   Status reconstruct_tiles(int quantiser, uint64_t* checksum) override;
+  // Format 4: the lanes decode on the device (DeltaTileDecoderCuda), into
+  // raw_dev_ (symbols) and modes_dev_, the modes also to modes_.
+  Status decode_tiles(int quantiser, bool keyframe, const uint8_t* data, size_t size,
+                      size_t coded, bool reuse_allowed) override;
+
+ public:
+  ~DeltaDecoderCuda() override;
 
  private:
   StreamHandle stream_ = nullptr;
   DeviceBuffer ref_mem_, raw_dev_, offsets_dev_, sum_dev_, modes_dev_;
   PinnedBuffer raw_host_, offsets_host_, sum_host_, modes_host_;
   size_t n_tiles_ = 0;
+  std::unique_ptr<DeltaTileDecoderCuda> lanes_;
 };
 
 }  // namespace cudafx

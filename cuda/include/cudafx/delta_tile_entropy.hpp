@@ -76,6 +76,18 @@ class DeltaTileEntropy {
                        std::vector<uint8_t>* out, uint32_t* coding);
   void append_lanes(const uint32_t* sizes, std::vector<uint8_t>* out) const;
 
+  // The host half of decode(), for a decoder that decodes the lanes
+  // elsewhere (DeltaTileDecoderCuda): reads and checks the tables and the
+  // lane directory of `size` bytes at `data` as decode() does, and gives
+  // where each lane's stream lies: lane_begin[li] .. lane_begin[li + 1]
+  // (equal: the lane is absent), n_lanes + 1 offsets into data.
+  Status decode_tables(int quantiser, bool keyframe, const uint8_t* data, size_t size,
+                       bool reuse_allowed, std::vector<size_t>* lane_begin);
+  // The decoding table of context `ctx` after decode_tables, slot by slot
+  // (kRansScale entries): value | (slot - start) << 8 | (freq - 1) << 20.
+  // Returns the table's alphabet (0: the context is unused; no entries).
+  int decoding_slots(int ctx, uint32_t* slots) const;
+
  private:
   DeltaTileEntropy() = default;
   struct Impl;

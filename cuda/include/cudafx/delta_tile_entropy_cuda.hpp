@@ -69,6 +69,35 @@ class DeltaTileEntropyCuda {
   std::vector<uint32_t> coding_;  // encode_tables' start | freq << 16
 };
 
+// Format 4's lanes decoded on a CUDA device (the CUDA decoder's): the host
+// reads and checks the tables and the lane directory with the stream's own
+// DeltaTileEntropy (DeltaTileEntropy::decode_tables: the same checks and
+// reuse state as the CPU decoder), the coded lanes and the decoding tables
+// go up, a thread a lane decodes into symbols and modes in device memory,
+// and the verdict comes back: the CPU decoder's checks, the same messages
+// (where several lanes are damaged, the lowest is named).
+class DeltaTileDecoderCuda {
+ public:
+  // In the CUDA context current at creation.
+  static Status create(const DeltaLayout& layout, std::unique_ptr<DeltaTileDecoderCuda>* out);
+  ~DeltaTileDecoderCuda();
+  // As DeltaTileEntropy::decode with `tables`' tables, into `symbols`
+  // (frame_bytes) and `modes` (tile_count()) in device memory, the modes
+  // also into `modes_host` (pinned); queued on `stream` and waited for.
+  Status decode(DeltaTileEntropy& tables, int quantiser, bool keyframe, const uint8_t* data,
+                size_t size, size_t coded, uint8_t* symbols, uint8_t* modes,
+                uint8_t* modes_host, StreamHandle stream, bool reuse_allowed);
+
+ private:
+  DeltaTileDecoderCuda() = default;
+  DeltaLayout layout_;
+  size_t n_lanes_ = 0;
+  std::vector<size_t> lane_begin_;
+  DeviceBuffer lanes_dev_, begin_dev_, slots_dev_, alphabet_dev_, data_dev_, verdict_dev_;
+  PinnedBuffer begin_host_, slots_host_, alphabet_host_, data_host_, verdict_host_;
+  CudaEvent reached_;
+};
+
 // -- the kernels (delta_tile_entropy_cuda.cu) --
 
 // How the coding kernel codes value v of context c (entry c * 256 + v): a
@@ -96,6 +125,17 @@ Status delta_lanes_count_cuda(const DeltaLayout& layout, const DeltaLaneDevice* 
 Status delta_lanes_code_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint16_t* pairs,
                              const uint32_t* pair_count, const DeltaCodingEntry* coding,
                              uint8_t* room, uint32_t* sizes, StreamHandle stream);
+// The decoder's kernel: lane li's stream is data[lane_begin[li] ..
+// lane_begin[li + 1]) (equal: absent, its tiles skipped); `slots` holds
+// each context's kRansScale decoding slots (DeltaTileEntropy::
+// decoding_slots), `alphabet` their sizes (0: unused). verdict[0] receives
+// the lowest damaged lane (left as it was when none), verdict[2] and [3]
+// the symbols decoded (a 64-bit count, added to; verdict 8-byte aligned).
+Status delta_lanes_decode_cuda(const DeltaLayout& layout, const DeltaLaneDevice* lanes,
+                               size_t n_lanes, const uint32_t* lane_begin, const uint8_t* data,
+                               const uint32_t* slots, const int32_t* alphabet, bool keyframe,
+                               int range, uint8_t* symbols, uint8_t* modes, uint32_t* verdict,
+                               StreamHandle stream);
 // Step 4: the streams one after another, lane li's at offsets[li].
 Status delta_lanes_pack_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint8_t* room,
                              const uint32_t* sizes, const uint32_t* offsets, uint8_t* packed,

@@ -41,6 +41,11 @@ Status delta_lanes_code_cuda(const DeltaLaneDevice*, size_t, const uint16_t*, co
                              const DeltaCodingEntry*, uint8_t*, uint32_t*, StreamHandle) {
   return no_cuda();
 }
+Status delta_lanes_decode_cuda(const DeltaLayout&, const DeltaLaneDevice*, size_t, const uint32_t*,
+                               const uint8_t*, const uint32_t*, const int32_t*, bool, int,
+                               uint8_t*, uint8_t*, uint32_t*, StreamHandle) {
+  return no_cuda();
+}
 Status delta_lanes_pack_cuda(const DeltaLaneDevice*, size_t, const uint8_t*, const uint32_t*,
                              const uint32_t*, uint8_t*, StreamHandle) {
   return no_cuda();

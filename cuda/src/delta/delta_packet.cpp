@@ -126,9 +126,9 @@ Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& i
 }
 
 Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, size_t size,
-                             const DeltaPacketInfo& info, DeltaTileEntropy* entropy,
-                             uint8_t* symbols, uint8_t* modes, int* quantiser) {
-  if (!entropy || info.version != kDeltaVersion)
+                             const DeltaPacketInfo& info, const DeltaV4Decoder& decode,
+                             int* quantiser) {
+  if (!decode || info.version != kDeltaVersion)
     return Status::invalid("delta packet: not a format 4 packet, or no tile entropy coder");
   if (size == kDeltaHeaderSize)
     return Status::invalid("delta packet: v4 payload: empty");
@@ -136,9 +136,8 @@ Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, siz
   if (*quantiser > info.threshold)
     return Status::invalid("delta packet: v4 payload: quantiser " + std::to_string(*quantiser) +
                            " above the threshold " + std::to_string(info.threshold));
-  const Status s = entropy->decode(*quantiser, info.keyframe, data + kDeltaHeaderSize + 1,
-                                   size - kDeltaHeaderSize - 1, info.raw_size, symbols, modes,
-                                   !info.refresh);
+  const Status s = decode(*quantiser, info.keyframe, data + kDeltaHeaderSize + 1,
+                          size - kDeltaHeaderSize - 1, info.raw_size, !info.refresh);
   if (!s.is_ok())
     return Status::invalid("delta packet: " + s.message());
   (void)layout;  // read_delta_header checked the packet against it

@@ -166,8 +166,11 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
     tiles_->reset();
   }
   int quantiser = 0;
-  const Status p = v4 ? read_delta_payload_v4(layout_, data, size, info, tiles_.get(), symbols_,
-                                              modes_, &quantiser)
+  const DeltaV4Decoder decode_v4 = [this](int q, bool key, const uint8_t* d, size_t n,
+                                          size_t coded, bool reuse) {
+    return decode_tiles(q, key, d, n, coded, reuse);
+  };
+  const Status p = v4 ? read_delta_payload_v4(layout_, data, size, info, decode_v4, &quantiser)
                       : read_delta_payload(layout_, data, size, info, entropy_.get(), raw_);
   if (!p.is_ok()) {
     lose_sync();
@@ -208,6 +211,11 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
   refreshed_ = was_refreshing;
   info_ = info;
   return DeltaDecodeResult::Frame;
+}
+
+Status DeltaDecoderBase::decode_tiles(int quantiser, bool keyframe, const uint8_t* data,
+                                      size_t size, size_t coded, bool reuse_allowed) {
+  return tiles_->decode(quantiser, keyframe, data, size, coded, symbols_, modes_, reuse_allowed);
 }
 
 size_t DeltaDecoderBase::mark_whole() {

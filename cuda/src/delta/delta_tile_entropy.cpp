@@ -442,13 +442,14 @@ void DeltaTileEntropy::append_lanes(const uint32_t* sizes, std::vector<uint8_t>*
     }
 }
 
-Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* data, size_t size,
-                                size_t coded, uint8_t* symbols, uint8_t* modes,
-                                bool reuse_allowed) {
+Status DeltaTileEntropy::decode_tables(int quantiser, bool keyframe, const uint8_t* data,
+                                       size_t size, bool reuse_allowed,
+                                       std::vector<size_t>* lane_begin) {
   Impl& m = *impl_;
   auto bad = [](const std::string& why) { return Status::invalid("v4 payload: " + why); };
   const NearLossless nl(quantiser);
   const int n_lanes = static_cast<int>(m.lanes.size());
+  lane_begin->resize(n_lanes + 1);
   // 1. Tables.
   if (keyframe)
     reset();
@@ -510,7 +511,7 @@ Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* dat
   pos += 2 * n_present;
   size_t at = pos;
   for (int li = 0, k = 0; li < n_lanes; li++) {
-    m.lane_begin[li] = at;
+    (*lane_begin)[li] = at;
     if (present[li / 8] & (1u << (li % 8))) {
       const size_t s = get16(sizes + 2 * k++);
       if (s < 8)
@@ -518,10 +519,30 @@ Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* dat
       at += s;
     }
   }
-  m.lane_begin[n_lanes] = at;
+  (*lane_begin)[n_lanes] = at;
   if (at != size)
     return bad("lane sizes add up to " + std::to_string(at - pos) + " bytes but " +
                std::to_string(size - pos) + " follow");
+  return Status::ok();
+}
+
+int DeltaTileEntropy::decoding_slots(int ctx, uint32_t* slots) const {
+  const DecodeTable& t = impl_->dec[ctx];
+  for (int v = 0; v < t.n; v++)
+    for (uint32_t k = 0; k < t.freq[v]; k++)
+      slots[t.start[v] + k] = static_cast<uint32_t>(v) | k << 8 | (t.freq[v] - 1u) << 20;
+  return t.n;
+}
+
+Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* data, size_t size,
+                                size_t coded, uint8_t* symbols, uint8_t* modes,
+                                bool reuse_allowed) {
+  Impl& m = *impl_;
+  auto bad = [](const std::string& why) { return Status::invalid("v4 payload: " + why); };
+  const NearLossless nl(quantiser);
+  const int n_lanes = static_cast<int>(m.lanes.size());
+  // 1, 2. Tables and directory.
+  CUDAFX_TRY(decode_tables(quantiser, keyframe, data, size, reuse_allowed, &m.lane_begin));
   // 3. Lanes.
   std::atomic<int> failed{-1};
   std::atomic<size_t> decoded{0};

@@ -4,6 +4,8 @@
 #include "cudafx/delta_tile_entropy_cuda.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 
 #include "cudafx/delta_predict_math.hpp"
 #include "delta/rans.hpp"
@@ -142,6 +144,98 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
   CUDAFX_TRY(copy_bytes_async(packed_host_.get(), packed_dev_.get(), total, stream));
   CUDAFX_TRY(wait(stream));
   out->insert(out->end(), packed_host_.bytes(), packed_host_.bytes() + total);
+  return Status::ok();
+}
+
+Status DeltaTileDecoderCuda::create(const DeltaLayout& layout,
+                                    std::unique_ptr<DeltaTileDecoderCuda>* out) {
+  if (!cuda_built())
+    return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
+  std::unique_ptr<DeltaTileDecoderCuda> d(new DeltaTileDecoderCuda());
+  d->layout_ = layout;
+  const std::vector<DeltaLane> lanes = delta_lanes(layout);
+  d->n_lanes_ = lanes.size();
+  std::vector<DeltaLaneDevice> dev(lanes.size());
+  for (size_t i = 0; i < lanes.size(); i++) {
+    const DeltaLane& l = lanes[i];
+    dev[i] = {static_cast<uint32_t>(l.plane), static_cast<uint32_t>(l.ty),
+              static_cast<uint32_t>(l.tx0),   static_cast<uint32_t>(l.tiles),
+              static_cast<uint32_t>(l.first_tile), 0, 0};
+  }
+  const size_t n = std::max<size_t>(lanes.size(), 1);
+  const size_t slots = kDeltaContexts * kRansScale * sizeof(uint32_t);
+  const size_t alphabet = kDeltaContexts * sizeof(int32_t);
+  CUDAFX_TRY(d->lanes_dev_.allocate(n * sizeof(DeltaLaneDevice)));
+  CUDAFX_TRY(d->begin_dev_.allocate((n + 1) * sizeof(uint32_t)));
+  CUDAFX_TRY(d->slots_dev_.allocate(slots));
+  CUDAFX_TRY(d->alphabet_dev_.allocate(alphabet));
+  CUDAFX_TRY(d->verdict_dev_.allocate(4 * sizeof(uint32_t)));
+  CUDAFX_TRY(d->begin_host_.allocate((n + 1) * sizeof(uint32_t)));
+  CUDAFX_TRY(d->slots_host_.allocate(slots));
+  CUDAFX_TRY(d->alphabet_host_.allocate(alphabet));
+  CUDAFX_TRY(d->verdict_host_.allocate(4 * sizeof(uint32_t)));
+  CUDAFX_TRY(d->reached_.create_blocking());
+  if (!dev.empty()) {
+    CudaStream upload;
+    CUDAFX_TRY(upload.create());
+    CUDAFX_TRY(copy_bytes_async(d->lanes_dev_.get(), dev.data(), dev.size() * sizeof(dev[0]),
+                                upload.get()));
+    CUDAFX_TRY(upload.synchronize());
+  }
+  *out = std::move(d);
+  return Status::ok();
+}
+
+DeltaTileDecoderCuda::~DeltaTileDecoderCuda() = default;
+
+Status DeltaTileDecoderCuda::decode(DeltaTileEntropy& tables, int quantiser, bool keyframe,
+                                    const uint8_t* data, size_t size, size_t coded,
+                                    uint8_t* symbols, uint8_t* modes, uint8_t* modes_host,
+                                    StreamHandle stream, bool reuse_allowed) {
+  auto bad = [](const std::string& why) { return Status::invalid("v4 payload: " + why); };
+  // 1, 2. Tables and directory, on the host.
+  CUDAFX_TRY(tables.decode_tables(quantiser, keyframe, data, size, reuse_allowed, &lane_begin_));
+  // The lanes' bytes, their bounds, the tables and a fresh verdict go up.
+  const size_t first = lane_begin_[0], bytes = size - first;
+  if (data_host_.size() < bytes) {
+    CUDAFX_TRY(data_host_.allocate(bytes + bytes / 2));
+    CUDAFX_TRY(data_dev_.allocate(data_host_.size()));
+  }
+  if (bytes)
+    std::memcpy(data_host_.get(), data + first, bytes);
+  auto* begin = static_cast<uint32_t*>(begin_host_.get());
+  for (size_t li = 0; li <= n_lanes_; li++)
+    begin[li] = static_cast<uint32_t>(lane_begin_[li] - first);
+  auto* slots = static_cast<uint32_t*>(slots_host_.get());
+  auto* alphabet = static_cast<int32_t*>(alphabet_host_.get());
+  for (int ctx = 0; ctx < kDeltaContexts; ctx++)
+    alphabet[ctx] = tables.decoding_slots(ctx, slots + static_cast<size_t>(ctx) * kRansScale);
+  auto* verdict = static_cast<uint32_t*>(verdict_host_.get());
+  verdict[0] = 0xffffffffu;
+  verdict[1] = verdict[2] = verdict[3] = 0;
+  if (bytes)
+    CUDAFX_TRY(copy_bytes_async(data_dev_.get(), data_host_.get(), bytes, stream));
+  CUDAFX_TRY(copy_bytes_async(begin_dev_.get(), begin, (n_lanes_ + 1) * sizeof(uint32_t), stream));
+  CUDAFX_TRY(copy_bytes_async(slots_dev_.get(), slots, slots_host_.size(), stream));
+  CUDAFX_TRY(copy_bytes_async(alphabet_dev_.get(), alphabet, alphabet_host_.size(), stream));
+  CUDAFX_TRY(copy_bytes_async(verdict_dev_.get(), verdict, verdict_host_.size(), stream));
+  // 3. Lanes.
+  CUDAFX_TRY(delta_lanes_decode_cuda(
+      layout_, static_cast<const DeltaLaneDevice*>(lanes_dev_.get()), n_lanes_,
+      static_cast<const uint32_t*>(begin_dev_.get()), data_dev_.bytes(),
+      static_cast<const uint32_t*>(slots_dev_.get()),
+      static_cast<const int32_t*>(alphabet_dev_.get()), keyframe, NearLossless(quantiser).range,
+      symbols, modes, static_cast<uint32_t*>(verdict_dev_.get()), stream));
+  CUDAFX_TRY(copy_bytes_async(verdict_host_.get(), verdict_dev_.get(), verdict_host_.size(), stream));
+  CUDAFX_TRY(copy_bytes_async(modes_host, modes, layout_.tile_count(), stream));
+  CUDAFX_TRY(reached_.record(stream));
+  CUDAFX_TRY(reached_.synchronize());
+  if (verdict[0] != 0xffffffffu)
+    return bad("lane " + std::to_string(verdict[0]) + " is damaged");
+  const uint64_t decoded = verdict[2] | static_cast<uint64_t>(verdict[3]) << 32;
+  if (decoded != coded)
+    return bad("the lanes code " + std::to_string(decoded) + " symbols, the header says " +
+               std::to_string(coded));
   return Status::ok();
 }
 

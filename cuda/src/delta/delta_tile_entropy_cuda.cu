@@ -184,6 +184,91 @@ __global__ void lanes_pack(const DeltaLaneDevice* lanes, unsigned n_lanes, const
     to[i] = from[i];
 }
 
+struct DecodeArgs {
+  CountPlane planes[kMaxPlanes];
+  const DeltaLaneDevice* lanes;
+  unsigned n_lanes;
+  const uint32_t* lane_begin;
+  const uint8_t* data;
+  const uint32_t* slots;
+  const int32_t* alphabet;
+  int keyframe, range;
+  uint8_t* symbols;
+  uint8_t* modes;
+  uint32_t* verdict;
+};
+
+// A thread a lane, as the CPU decoder's lane loop (delta_tile_entropy.cpp):
+// per tile its mode (delta frames), then per row its mask and the symbols of
+// the groups it sets (zeros in the others), each in the context its left
+// and upper neighbours (already decoded by this thread) give.
+__global__ void __launch_bounds__(32) lanes_decode(const __grid_constant__ DecodeArgs a) {
+  const unsigned li = blockIdx.x * blockDim.x + threadIdx.x;
+  if (li >= a.n_lanes)
+    return;
+  const DeltaLaneDevice lane = a.lanes[li];
+  const uint32_t begin = a.lane_begin[li], end = a.lane_begin[li + 1];
+  uint8_t* modes = a.modes + lane.first_tile;
+  if (begin == end) {
+    for (unsigned t = 0; t < lane.tiles; t++)
+      modes[t] = kDeltaSkip;
+    return;
+  }
+  const CountPlane p = a.planes[lane.plane];
+  RansReader reader(a.data + begin, a.data + end);
+  const auto take = [&](int ctx, int* v) {
+    if (a.alphabet[ctx] == 0)
+      return false;
+    const uint32_t e = __ldg(a.slots + ctx * kRansScale + reader.slot());
+    *v = static_cast<int>(e & 0xffu);
+    reader.take(reader.slot() - ((e >> 8) & 0xfffu), (e >> 20) + 1);
+    return true;
+  };
+  uint64_t n = 0;
+  bool ok = true;
+  for (unsigned tile = 0; tile < lane.tiles && ok; tile++) {
+    int mode = kDeltaSpatial;
+    if (!a.keyframe)
+      ok = take(kDeltaModeContext, &mode);
+    modes[tile] = static_cast<uint8_t>(mode);
+    if (!ok || mode == kDeltaSkip)
+      continue;
+    const int tx = lane.tx0 + tile;
+    const int w = min(kDeltaTileW, p.row_bytes - tx * kDeltaTileW);
+    const int h = min(kDeltaTileH, p.height - static_cast<int>(lane.ty) * kDeltaTileH);
+    const int groups = (w + kDeltaGroupBytes - 1) / kDeltaGroupBytes;
+    uint8_t* row = a.symbols + p.offset + static_cast<size_t>(lane.ty) * kDeltaTileH * p.row_bytes +
+                   static_cast<size_t>(tx) * kDeltaTileW;
+    int above = 0;
+    for (int y = 0; y < h && ok; y++, row += p.row_bytes) {
+      int mask = 0;
+      ok = take(delta_mask_context(y == 0, static_cast<unsigned>(above)), &mask) &&
+           (mask >> groups) == 0;
+      for (int g = 0; g < groups && ok; g++) {
+        const int x0 = g * kDeltaGroupBytes, x1 = min(w, x0 + kDeltaGroupBytes);
+        if (!(mask & (1 << g))) {
+          for (int x = x0; x < x1; x++)
+            row[x] = 0;
+          continue;
+        }
+        for (int x = x0; x < x1 && ok; x++) {
+          const DeltaSymbolCoding c =
+              delta_symbol_coding(mode, x >= p.pixel_bytes ? delta_unfold(row[x - p.pixel_bytes]) : 0,
+                                  y > 0 ? delta_unfold(row[x - p.row_bytes]) : 0);
+          int v = 0;
+          ok = take(c.context, &v);
+          row[x] = static_cast<uint8_t>(c.flip ? delta_flip_symbol(v, a.range) : v);
+        }
+      }
+      above = mask;
+    }
+    n += static_cast<uint64_t>(w) * h;
+  }
+  if (!ok || !reader.finished_cleanly())
+    atomicMin(a.verdict, li);
+  atomicAdd(reinterpret_cast<unsigned long long*>(a.verdict + 2), static_cast<unsigned long long>(n));
+}
+
 unsigned blocks(size_t items, unsigned per_block) {
   return static_cast<unsigned>((items + per_block - 1) / per_block);
 }
@@ -223,6 +308,33 @@ Status delta_lanes_code_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const
   // long, so they are spread over as many SMs as they fill.
   lanes_code<<<blocks(n_lanes, 32), 32, 0, stream>>>(lanes, static_cast<unsigned>(n_lanes), pairs,
                                                      pair_count, coding, room, sizes);
+  CUDAFX_CUDA_TRY(cudaGetLastError());
+  return Status::ok();
+}
+
+Status delta_lanes_decode_cuda(const DeltaLayout& layout, const DeltaLaneDevice* lanes,
+                               size_t n_lanes, const uint32_t* lane_begin, const uint8_t* data,
+                               const uint32_t* slots, const int32_t* alphabet, bool keyframe,
+                               int range, uint8_t* symbols, uint8_t* modes, uint32_t* verdict,
+                               StreamHandle stream) {
+  if (n_lanes == 0)
+    return Status::ok();
+  DecodeArgs a{};
+  for (int i = 0; i < layout.n_planes; i++)
+    a.planes[i] = {layout.plane_offset[i], layout.planes[i].row_bytes, layout.planes[i].height,
+                   layout.planes[i].pixel_bytes};
+  a.lanes = lanes;
+  a.n_lanes = static_cast<unsigned>(n_lanes);
+  a.lane_begin = lane_begin;
+  a.data = data;
+  a.slots = slots;
+  a.alphabet = alphabet;
+  a.keyframe = keyframe;
+  a.range = range;
+  a.symbols = symbols;
+  a.modes = modes;
+  a.verdict = verdict;
+  lanes_decode<<<blocks(n_lanes, 32), 32, 0, stream>>>(a);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }

@@ -170,14 +170,14 @@ class RansWriter {
 // buffer, and reported by finished_cleanly().
 class RansReader {
  public:
-  RansReader(const uint8_t* begin, const uint8_t* end) : p_(begin), end_(end) {
+  CUDAFX_HD RansReader(const uint8_t* begin, const uint8_t* end) : p_(begin), end_(end) {
     cur_ = read_state();
     other_ = read_state();
   }
   // The position of the next symbol in the scale.
-  uint32_t slot() const { return cur_ & (kRansScale - 1); }
+  CUDAFX_HD uint32_t slot() const { return cur_ & (kRansScale - 1); }
   // Consumes the symbol that occupies [start, start + freq), slot() in it.
-  void take(uint32_t start, uint32_t freq) {
+  CUDAFX_HD void take(uint32_t start, uint32_t freq) {
     uint32_t x = freq * (cur_ >> kRansScaleBits) + slot() - start;
     while (x < kRansLow) {
       if (p_ == end_) {  // a damaged stream: stop reading, keep the state sane
@@ -192,12 +192,12 @@ class RansReader {
   }
   // True when the stream was consumed exactly and both states ended where
   // the encoder started them.
-  bool finished_cleanly() const {
+  CUDAFX_HD bool finished_cleanly() const {
     return !damaged_ && p_ == end_ && cur_ == kRansLow && other_ == kRansLow;
   }
 
  private:
-  uint32_t read_state() {
+  CUDAFX_HD uint32_t read_state() {
     uint32_t x = 0;
     for (int i = 0; i < 4; i++) {
       if (p_ == end_) {
