@@ -648,10 +648,14 @@ TEST_P(DeltaCudaDecoder, SameVerdictsAndFramesAsTheCpuDecoder) {
         p[p.size() - 1] ^= 0x40;  // damaged payload
       stream_packets.push_back(p);
     }
+    // Format 4's lanes decoded on the host (these frames are small) and,
+    // forced, on the GPU.
+    for (size_t gpu_lanes_from : {kDeltaGpuLanesFrom, size_t(0)}) {
+    SCOPED_TRACE(gpu_lanes_from ? "lanes on the host" : "lanes on the GPU");
     std::unique_ptr<DeltaDecoder> cpu;
     std::unique_ptr<DeltaDecoderCuda> gpu;
     ASSERT_TRUE(DeltaDecoder::create(desc, &cpu).is_ok());
-    const Status s = DeltaDecoderCuda::create(desc, stream.get(), &gpu);
+    const Status s = DeltaDecoderCuda::create(desc, stream.get(), &gpu, gpu_lanes_from);
     ASSERT_TRUE(s.is_ok()) << s.message();
     int frames = 0;
     for (size_t n = 0; n < stream_packets.size(); n++) {
@@ -674,6 +678,7 @@ TEST_P(DeltaCudaDecoder, SameVerdictsAndFramesAsTheCpuDecoder) {
     // Keyframes at 0, 6, 12: frames 0-2 (3 lost, 4-5 wait), 6-7 (8 truncated,
     // 9-11 wait), 12-13 (14 damaged, 15 waits).
     EXPECT_EQ(frames, 7);
+    }
     }
   }
 }

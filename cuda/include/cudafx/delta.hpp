@@ -393,6 +393,10 @@ Status delta_apply_cuda(const DeltaLayout& layout, const uint8_t* raw_dev, bool 
 
 class DeltaTileDecoderCuda;
 
+// Frames from this size (bytes, all planes) decode format 4's lanes on the
+// GPU (DeltaDecoderCuda): 2160p NV12 (12.4 MB) and up.
+constexpr size_t kDeltaGpuLanesFrom = size_t(12) << 20;
+
 // The decoder on a CUDA device: the reconstruction stays in device memory.
 // Packets are validated and decompressed on the CPU (the same code as the
 // CPU decoder); the payload is applied and the checksum computed on the
@@ -402,8 +406,14 @@ class DeltaTileDecoderCuda;
 class DeltaDecoderCuda : public DeltaDecoderBase {
  public:
   // Runs in the CUDA context current at creation; allocates everything here.
+  // Format 4's lanes decode on the GPU for frames of at least
+  // `gpu_lanes_from` bytes and on the host's threads below (a lane is a
+  // sequential chain, whose length does not shrink with the frame: on the
+  // H100 the GPU decoded 2160p RGBA 2.5x faster than the host's 16 threads,
+  // 1080p NV12 at 0.4x; kDeltaGpuLanesFrom, docs/benchmarks.md).
   static Status create(const ImageDesc& desc, StreamHandle stream,
-                       std::unique_ptr<DeltaDecoderCuda>* out);
+                       std::unique_ptr<DeltaDecoderCuda>* out,
+                       size_t gpu_lanes_from = kDeltaGpuLanesFrom);
 
  protected:
   Status reconstruct(bool keyframe, uint64_t* checksum) override;
@@ -421,7 +431,8 @@ class DeltaDecoderCuda : public DeltaDecoderBase {
   DeviceBuffer ref_mem_, raw_dev_, offsets_dev_, sum_dev_, modes_dev_;
   PinnedBuffer raw_host_, offsets_host_, sum_host_, modes_host_;
   size_t n_tiles_ = 0;
-  std::unique_ptr<DeltaTileDecoderCuda> lanes_;
+  std::unique_ptr<DeltaTileDecoderCuda> lanes_;  // null: lanes on the host
+  bool tiles_on_device_ = false;                 // the last decode_tiles' were
 };
 
 }  // namespace cudafx

@@ -114,7 +114,7 @@ Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSet
 }
 
 Status DeltaDecoderCuda::create(const ImageDesc& desc, StreamHandle stream,
-                                std::unique_ptr<DeltaDecoderCuda>* out) {
+                                std::unique_ptr<DeltaDecoderCuda>* out, size_t gpu_lanes_from) {
   if (!cuda_built())
     return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
   std::unique_ptr<DeltaDecoderCuda> d(new DeltaDecoderCuda());
@@ -135,7 +135,8 @@ Status DeltaDecoderCuda::create(const ImageDesc& desc, StreamHandle stream,
   CUDAFX_TRY(d->modes_host_.allocate(d->n_tiles_));
   d->symbols_ = d->raw_;  // a packet is either format: they share the room
   d->modes_ = d->modes_host_.bytes();
-  CUDAFX_TRY(DeltaTileDecoderCuda::create(l, &d->lanes_));
+  if (l.frame_bytes >= gpu_lanes_from)
+    CUDAFX_TRY(DeltaTileDecoderCuda::create(l, &d->lanes_));
   // Before the first keyframe the reconstruction is defined (zero), as on
   // the CPU.
   CUDAFX_TRY(fill_bytes_async(d->ref_mem_.get(), 0, ref_bytes, stream));
@@ -181,13 +182,23 @@ DeltaDecoderCuda::~DeltaDecoderCuda() = default;
 
 Status DeltaDecoderCuda::decode_tiles(int quantiser, bool keyframe, const uint8_t* data,
                                       size_t size, size_t coded, bool reuse_allowed) {
-  return lanes_->decode(*tiles_, quantiser, keyframe, data, size, coded, raw_dev_.bytes(),
-                        modes_dev_.bytes(), modes_, stream_, reuse_allowed);
+  tiles_on_device_ = false;
+  if (!lanes_)
+    return DeltaDecoderBase::decode_tiles(quantiser, keyframe, data, size, coded, reuse_allowed);
+  CUDAFX_TRY(lanes_->decode(*tiles_, quantiser, keyframe, data, size, coded, raw_dev_.bytes(),
+                            modes_dev_.bytes(), modes_, stream_, reuse_allowed));
+  tiles_on_device_ = true;
+  return Status::ok();
 }
 
-// Format 4: the modes and symbols decode_tiles left on the device are
-// applied there.
+// Format 4: the modes and symbols go up from pinned memory where the host
+// decoded them (every packet synchronises, so the last upload has
+// finished), or are on the device already; they are applied there.
 Status DeltaDecoderCuda::reconstruct_tiles(int quantiser, uint64_t* checksum) {
+  if (!tiles_on_device_) {
+    CUDAFX_TRY(copy_bytes_async(raw_dev_.get(), symbols_, layout_.frame_bytes, stream_));
+    CUDAFX_TRY(copy_bytes_async(modes_dev_.get(), modes_, n_tiles_, stream_));
+  }
   CUDAFX_TRY(delta_tiles_decode_cuda(layout_, raw_dev_.bytes(), modes_dev_.bytes(), quantiser,
                                      ref_, stream_));
   CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream_));
