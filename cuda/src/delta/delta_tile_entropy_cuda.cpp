@@ -12,6 +12,41 @@
 
 namespace cudafx {
 
+namespace {
+
+// The lanes as the kernels see them; with `rooms`, each lane's place for its
+// pairs and the end of its room (the coder's), *pairs and *room the totals.
+std::vector<DeltaLaneDevice> device_lanes(const std::vector<DeltaLane>& lanes, bool rooms,
+                                          size_t* pairs, size_t* room) {
+  std::vector<DeltaLaneDevice> dev(lanes.size());
+  *pairs = *room = 0;
+  for (size_t i = 0; i < lanes.size(); i++) {
+    const DeltaLane& l = lanes[i];
+    if (rooms)
+      *room += delta_lane_room(l);
+    dev[i] = {static_cast<uint32_t>(l.plane), static_cast<uint32_t>(l.ty),
+              static_cast<uint32_t>(l.tx0),   static_cast<uint32_t>(l.tiles),
+              static_cast<uint32_t>(l.first_tile), static_cast<uint32_t>(*pairs),
+              static_cast<uint64_t>(*room)};
+    if (rooms)
+      *pairs += delta_lane_most_pairs(l);
+  }
+  return dev;
+}
+
+// Copies the lanes to `to` (device memory), waiting for the copy.
+Status upload_lanes(const std::vector<DeltaLaneDevice>& dev, DeviceBuffer* to) {
+  CUDAFX_TRY(to->allocate(std::max<size_t>(dev.size(), 1) * sizeof(DeltaLaneDevice)));
+  if (dev.empty())
+    return Status::ok();
+  CudaStream upload;
+  CUDAFX_TRY(upload.create());
+  CUDAFX_TRY(copy_bytes_async(to->get(), dev.data(), dev.size() * sizeof(dev[0]), upload.get()));
+  return upload.synchronize();
+}
+
+}  // namespace
+
 Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
                                     std::unique_ptr<DeltaTileEntropyCuda>* out) {
   if (!cuda_built())
@@ -21,24 +56,15 @@ Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
   CUDAFX_TRY(DeltaTileEntropy::create(layout, &e->host_));
   const std::vector<DeltaLane>& lanes = e->host_->lanes();
   e->n_lanes_ = lanes.size();
-  std::vector<DeltaLaneDevice> dev(lanes.size());
   size_t pairs = 0, room = 0;
-  for (size_t i = 0; i < lanes.size(); i++) {
-    const DeltaLane& l = lanes[i];
-    room += delta_lane_room(l);
-    dev[i] = {static_cast<uint32_t>(l.plane), static_cast<uint32_t>(l.ty),
-              static_cast<uint32_t>(l.tx0),   static_cast<uint32_t>(l.tiles),
-              static_cast<uint32_t>(l.first_tile), static_cast<uint32_t>(pairs),
-              static_cast<uint64_t>(room)};
-    pairs += delta_lane_most_pairs(l);
-  }
+  const std::vector<DeltaLaneDevice> dev = device_lanes(lanes, true, &pairs, &room);
   if (pairs > 0xffffffffu || room > 0xffffffffu)
     return Status::invalid("delta v4 CUDA coder: frame too large");
   const size_t n = std::max<size_t>(lanes.size(), 1);
   const size_t table = kDeltaContexts * 256 * sizeof(uint32_t);
   const size_t coding = kDeltaContexts * 256 * sizeof(DeltaCodingEntry);
   e->coding_.resize(kDeltaContexts * 256);
-  CUDAFX_TRY(e->lanes_dev_.allocate(n * sizeof(DeltaLaneDevice)));
+  CUDAFX_TRY(upload_lanes(dev, &e->lanes_dev_));
   CUDAFX_TRY(e->pairs_dev_.allocate(std::max<size_t>(pairs, 1) * sizeof(uint16_t)));
   CUDAFX_TRY(e->pair_count_dev_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->histogram_dev_.allocate(table));
@@ -52,13 +78,6 @@ Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
   CUDAFX_TRY(e->sizes_host_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->offsets_host_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->reached_.create_blocking());
-  if (!dev.empty()) {
-    CudaStream upload;
-    CUDAFX_TRY(upload.create());
-    CUDAFX_TRY(copy_bytes_async(e->lanes_dev_.get(), dev.data(), dev.size() * sizeof(dev[0]),
-                                upload.get()));
-    CUDAFX_TRY(upload.synchronize());
-  }
   *out = std::move(e);
   return Status::ok();
 }
@@ -155,17 +174,11 @@ Status DeltaTileDecoderCuda::create(const DeltaLayout& layout,
   d->layout_ = layout;
   const std::vector<DeltaLane> lanes = delta_lanes(layout);
   d->n_lanes_ = lanes.size();
-  std::vector<DeltaLaneDevice> dev(lanes.size());
-  for (size_t i = 0; i < lanes.size(); i++) {
-    const DeltaLane& l = lanes[i];
-    dev[i] = {static_cast<uint32_t>(l.plane), static_cast<uint32_t>(l.ty),
-              static_cast<uint32_t>(l.tx0),   static_cast<uint32_t>(l.tiles),
-              static_cast<uint32_t>(l.first_tile), 0, 0};
-  }
+  size_t unused_pairs = 0, unused_room = 0;
+  CUDAFX_TRY(upload_lanes(device_lanes(lanes, false, &unused_pairs, &unused_room), &d->lanes_dev_));
   const size_t n = std::max<size_t>(lanes.size(), 1);
   const size_t slots = kDeltaContexts * kRansScale * sizeof(uint32_t);
   const size_t alphabet = kDeltaContexts * sizeof(int32_t);
-  CUDAFX_TRY(d->lanes_dev_.allocate(n * sizeof(DeltaLaneDevice)));
   CUDAFX_TRY(d->begin_dev_.allocate((n + 1) * sizeof(uint32_t)));
   CUDAFX_TRY(d->slots_dev_.allocate(slots));
   CUDAFX_TRY(d->alphabet_dev_.allocate(alphabet));
@@ -175,13 +188,6 @@ Status DeltaTileDecoderCuda::create(const DeltaLayout& layout,
   CUDAFX_TRY(d->alphabet_host_.allocate(alphabet));
   CUDAFX_TRY(d->verdict_host_.allocate(4 * sizeof(uint32_t)));
   CUDAFX_TRY(d->reached_.create_blocking());
-  if (!dev.empty()) {
-    CudaStream upload;
-    CUDAFX_TRY(upload.create());
-    CUDAFX_TRY(copy_bytes_async(d->lanes_dev_.get(), dev.data(), dev.size() * sizeof(dev[0]),
-                                upload.get()));
-    CUDAFX_TRY(upload.synchronize());
-  }
   *out = std::move(d);
   return Status::ok();
 }

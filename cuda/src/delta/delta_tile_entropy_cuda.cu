@@ -269,6 +269,12 @@ __global__ void __launch_bounds__(32) lanes_decode(const __grid_constant__ Decod
   atomicAdd(reinterpret_cast<unsigned long long*>(a.verdict + 2), static_cast<unsigned long long>(n));
 }
 
+void set_planes(const DeltaLayout& layout, CountPlane (&planes)[kMaxPlanes]) {
+  for (int i = 0; i < layout.n_planes; i++)
+    planes[i] = {layout.plane_offset[i], layout.planes[i].row_bytes, layout.planes[i].height,
+                 layout.planes[i].pixel_bytes};
+}
+
 unsigned blocks(size_t items, unsigned per_block) {
   return static_cast<unsigned>((items + per_block - 1) / per_block);
 }
@@ -282,9 +288,7 @@ Status delta_lanes_count_cuda(const DeltaLayout& layout, const DeltaLaneDevice* 
   if (n_lanes == 0)
     return Status::ok();
   CountArgs a{};
-  for (int i = 0; i < layout.n_planes; i++)
-    a.planes[i] = {layout.plane_offset[i], layout.planes[i].row_bytes, layout.planes[i].height,
-                   layout.planes[i].pixel_bytes};
+  set_planes(layout, a.planes);
   a.lanes = lanes;
   a.n_lanes = static_cast<unsigned>(n_lanes);
   a.symbols = symbols;
@@ -320,9 +324,7 @@ Status delta_lanes_decode_cuda(const DeltaLayout& layout, const DeltaLaneDevice*
   if (n_lanes == 0)
     return Status::ok();
   DecodeArgs a{};
-  for (int i = 0; i < layout.n_planes; i++)
-    a.planes[i] = {layout.plane_offset[i], layout.planes[i].row_bytes, layout.planes[i].height,
-                   layout.planes[i].pixel_bytes};
+  set_planes(layout, a.planes);
   a.lanes = lanes;
   a.n_lanes = static_cast<unsigned>(n_lanes);
   a.lane_begin = lane_begin;
