@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <random>
 #include <tuple>
 
@@ -461,6 +462,31 @@ TEST(DeltaRans, SymbolStepEqualsTheWideArithmetic) {
       ASSERT_EQ(rans_shed_bytes(x, sym), n) << "freq " << freq << " state " << x;
       ASSERT_EQ(rans_code_step(y, sym), want) << "freq " << freq << " state " << x;
     }
+  }
+}
+
+// put2(a, b) writes what put(a); put(b) writes (the GPU coder codes pairs
+// of symbols with it).
+TEST(DeltaRans, PairedPutsEqualSinglePuts) {
+  const RansDivisors& div = rans_divisors();
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 50; trial++) {
+    std::vector<RansSymbol> syms;
+    for (int i = 0; i < 2 * (1 + trial * 7); i++) {
+      const uint32_t freq = 1 + rng() % (trial % 2 ? kRansScale : 64);
+      syms.emplace_back(rng() % (kRansScale - freq + 1), freq, div);
+    }
+    std::vector<uint8_t> one(4 * syms.size() + 16), two(one.size());
+    RansWriter w1(one.data() + one.size()), w2(two.data() + two.size());
+    for (size_t i = 0; i < syms.size(); i += 2) {
+      w1.put(syms[i]);
+      w1.put(syms[i + 1]);
+      w2.put2(syms[i], syms[i + 1]);
+    }
+    const uint8_t* b1 = w1.finish();
+    const uint8_t* b2 = w2.finish();
+    ASSERT_EQ(one.data() + one.size() - b1, two.data() + two.size() - b2) << trial;
+    EXPECT_TRUE(std::equal(b1, static_cast<const uint8_t*>(one.data() + one.size()), b2)) << trial;
   }
 }
 

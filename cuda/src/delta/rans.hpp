@@ -143,6 +143,21 @@ class RansWriter {
     cur_ = other_;
     other_ = rans_code_step(x, sym);
   }
+  // put(a) then put(b), the two states' arithmetic side by side: b's state
+  // does not depend on a's, only where b's bytes go depends on a's count.
+  // (The GPU coder, whose time is one lane's chain of dependent steps.)
+  CUDAFX_HD void put2(const RansSymbol& a, const RansSymbol& b) {
+    const uint32_t na = rans_shed_bytes(cur_, a), nb = rans_shed_bytes(other_, b);
+    const uint32_t xa = cur_ >> (8 * na), xb = other_ >> (8 * nb);
+    p_[-1] = static_cast<uint8_t>(cur_);
+    p_[-2] = static_cast<uint8_t>(cur_ >> 8);
+    p_ -= na;
+    p_[-1] = static_cast<uint8_t>(other_);
+    p_[-2] = static_cast<uint8_t>(other_ >> 8);
+    p_ -= nb;
+    cur_ = rans_code_step(xa, a);
+    other_ = rans_code_step(xb, b);
+  }
   // Writes the final states, state 0 first in memory, each most
   // significant byte first; returns the first byte of the stream.
   CUDAFX_HD uint8_t* finish() {
