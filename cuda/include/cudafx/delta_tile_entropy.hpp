@@ -37,6 +37,14 @@ std::vector<DeltaLane> delta_lanes(const DeltaLayout& layout);
 size_t delta_lane_most_pairs(const DeltaLane& lane);
 inline size_t delta_lane_room(const DeltaLane& lane) { return 2 * delta_lane_most_pairs(lane) + 16; }
 
+// How a coder codes value v of context c (entry c * 256 + v): a RansSymbol
+// (delta/rans.hpp: the coding step's constants), 16 bytes, zero for values
+// the frame's table lacks. The CPU coder and the GPU coder code from the
+// same entries (DeltaTileEntropy::encode_tables).
+struct alignas(16) DeltaCodingEntry {
+  uint32_t words[4];
+};
+
 class DeltaTileEntropy {
  public:
   static Status create(const DeltaLayout& layout, std::unique_ptr<DeltaTileEntropy>* out);
@@ -67,13 +75,13 @@ class DeltaTileEntropy {
   // elsewhere (DeltaTileEntropyCuda):
   // - encode_tables: from the frame's counts of every (context, value)
   //   (kDeltaContexts x 256), checks the values, chooses the tables as
-  //   encode() does (keyframe: none reused), appends them to *out and gives
-  //   each value's place in the scale as start | freq << 16 in `coding`
-  //   (kDeltaContexts x 256);
+  //   encode() does (keyframe: none reused), appends them to *out and
+  //   fills `coding` (kDeltaContexts x 256 entries, null: not wanted) with
+  //   how each value is coded under them;
   // - append_lanes: the lane directory for streams of sizes[li] bytes (0:
   //   the lane is absent), to be followed by the streams in lane order.
   Status encode_tables(int quantiser, bool keyframe, const uint32_t* counts, bool reuse_tables,
-                       std::vector<uint8_t>* out, uint32_t* coding);
+                       std::vector<uint8_t>* out, DeltaCodingEntry* coding);
   void append_lanes(const uint32_t* sizes, std::vector<uint8_t>* out) const;
 
   // The host half of decode(), for a decoder that decodes the lanes

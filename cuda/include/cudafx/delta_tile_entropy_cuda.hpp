@@ -66,7 +66,6 @@ class DeltaTileEntropyCuda {
   DeviceBuffer lanes_dev_, pairs_dev_, pair_count_dev_, histogram_dev_, coding_dev_, room_dev_,
       sizes_dev_, offsets_dev_, packed_dev_;
   PinnedBuffer histogram_host_, coding_host_, sizes_host_, offsets_host_, packed_host_;
-  std::vector<uint32_t> coding_;  // encode_tables' start | freq << 16
 };
 
 // Format 4's lanes decoded on a CUDA device (the CUDA decoder's): the host
@@ -99,12 +98,6 @@ class DeltaTileDecoderCuda {
 };
 
 // -- the kernels (delta_tile_entropy_cuda.cu) --
-
-// How the coding kernel codes value v of context c (entry c * 256 + v): a
-// RansSymbol (delta/rans.hpp), 16 bytes.
-struct alignas(16) DeltaCodingEntry {
-  uint32_t words[4];
-};
 
 // A lane as the kernels see it (delta_lanes, delta_lane_room).
 struct DeltaLaneDevice {

@@ -235,6 +235,8 @@ struct DeltaTileEntropy::Impl {
   std::vector<size_t> sequence_offset;
   std::vector<size_t> sequence_size;
   Table enc[kDeltaContexts];
+  // How each (context, value) is coded under enc (encode_tables), as RansSymbols.
+  std::vector<DeltaCodingEntry> coding = std::vector<DeltaCodingEntry>(kDeltaContexts * 256);
   std::unique_ptr<DecodeTable[]> dec{new DecodeTable[kDeltaContexts]};
   // Whether enc / dec hold a table the next frame may reuse: the one the
   // last frame since the last keyframe coded the context with.
@@ -356,7 +358,8 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
     for (size_t v = 0; v < total.size(); v++) total[v] += m.counts[k][v];
   // 2. Tables.
   CUDAFX_TRY(encode_tables(quantiser, keyframe, total.data(), reuse_tables, out, nullptr));
-  // 3. Lanes, each backwards into its own room.
+  // 3. Lanes, each backwards into its own room, from the entries
+  // encode_tables made (m.coding).
   parallel_for(n_lanes, [&](int li, int) {
     if (m.sequence_size[li] == 0) {  // absent (a present lane has a mode or a mask)
       m.stream_size[li] = 0;
@@ -366,11 +369,9 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
     const uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
     uint8_t* end = m.room.data() + m.slot_offset[li + 1];
     RansWriter writer(end);
-    for (size_t k = m.sequence_size[li]; k-- > 0;) {
-      const Table& tb = m.enc[seq[k] >> 8];
-      const int v = seq[k] & 0xff;
-      writer.put(tb.start[v], tb.freq[v]);
-    }
+    const auto* sym = reinterpret_cast<const RansSymbol*>(m.coding.data());
+    for (size_t k = m.sequence_size[li]; k-- > 0;)
+      writer.put(sym[seq[k]]);  // the pair is the entry's index: context << 8 | value
     const uint8_t* begin = writer.finish();
     m.stream_size[li] = static_cast<uint32_t>(end - begin);
   });
@@ -385,7 +386,7 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
 
 Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint32_t* total,
                                        bool reuse_tables, std::vector<uint8_t>* out,
-                                       uint32_t* coding) {
+                                       DeltaCodingEntry* coding) {
   Impl& m = *impl_;
   const NearLossless nl(quantiser);
   // Tables, written as they are made: the previous frame's where it codes
@@ -418,12 +419,18 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
     for (int v = 0; v < fresh.n; v++) bits.gamma(fresh.freq[v] + 1u);
   }
   bits.flush();
+  static_assert(sizeof(RansSymbol) == sizeof(DeltaCodingEntry) &&
+                    alignof(RansSymbol) <= alignof(DeltaCodingEntry),
+                "coding entries are RansSymbols");
+  const RansDivisors& div = rans_divisors();
+  auto* sym = reinterpret_cast<RansSymbol*>(m.coding.data());
+  for (int ctx = 0; ctx < kDeltaContexts; ctx++)
+    for (int v = 0; v < 256; v++)
+      sym[ctx * 256 + v] = v < m.enc[ctx].n && m.enc[ctx].freq[v]
+                               ? RansSymbol(m.enc[ctx].start[v], m.enc[ctx].freq[v], div)
+                               : RansSymbol{};
   if (coding)
-    for (int ctx = 0; ctx < kDeltaContexts; ctx++)
-      for (int v = 0; v < 256; v++)
-        coding[ctx * 256 + v] = v < m.enc[ctx].n ? m.enc[ctx].start[v] |
-                                                       static_cast<uint32_t>(m.enc[ctx].freq[v]) << 16
-                                                 : 0;
+    std::copy(m.coding.begin(), m.coding.end(), coding);
   return Status::ok();
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cudafx/delta_predict_math.hpp"
-#include "delta/rans.hpp"
+#include "delta/rans.hpp"  // kRansScale: the decoder's slot tables
 
 namespace cudafx {
 
@@ -63,7 +63,6 @@ Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
   const size_t n = std::max<size_t>(lanes.size(), 1);
   const size_t table = kDeltaContexts * 256 * sizeof(uint32_t);
   const size_t coding = kDeltaContexts * 256 * sizeof(DeltaCodingEntry);
-  e->coding_.resize(kDeltaContexts * 256);
   CUDAFX_TRY(upload_lanes(dev, &e->lanes_dev_));
   CUDAFX_TRY(e->pairs_dev_.allocate(std::max<size_t>(pairs, 1) * sizeof(uint16_t)));
   CUDAFX_TRY(e->pair_count_dev_.allocate(n * sizeof(uint32_t)));
@@ -124,16 +123,10 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
   const auto* lanes = static_cast<const DeltaLaneDevice*>(lanes_dev_.get());
   auto* sizes_dev = static_cast<uint32_t*>(sizes_dev_.get());
   // 2. Tables, on the host; their coding goes up.
+  auto* entries = static_cast<DeltaCodingEntry*>(coding_host_.get());
   CUDAFX_TRY(host_->encode_tables(quantiser, keyframe,
                                   static_cast<const uint32_t*>(histogram_host_.get()),
-                                  reuse_tables, out, coding_.data()));
-  const RansDivisors& div = rans_divisors();
-  auto* entries = static_cast<RansSymbol*>(coding_host_.get());
-  static_assert(sizeof(RansSymbol) == sizeof(DeltaCodingEntry), "entries are RansSymbols");
-  for (size_t i = 0; i < coding_.size(); i++) {
-    const uint32_t freq = coding_[i] >> 16;
-    entries[i] = freq ? RansSymbol(coding_[i] & 0xffff, freq, div) : RansSymbol{};
-  }
+                                  reuse_tables, out, entries));
   CUDAFX_TRY(copy_bytes_async(coding_dev_.get(), entries, coding_host_.size(), stream));
   // 3. Lanes.
   CUDAFX_TRY(delta_lanes_code_cuda(lanes, n_lanes_, static_cast<const uint16_t*>(pairs_dev_.get()),

@@ -37,9 +37,9 @@ struct ExactReciprocal {
   uint32_t divide(uint32_t x) const { return static_cast<uint32_t>((x * m) >> s); }
 };
 
-// x / freq for every state x < 2^31 and freq in 1..kRansScale (the
-// encoder's division per symbol), from a table of ExactReciprocal's
-// multipliers and shifts, kept in two arrays (36 KB, not 64) for the cache.
+// ExactReciprocal's multipliers and shifts for every freq in 1..kRansScale
+// (the encoder's division per symbol, x / freq for every state x < 2^31),
+// kept in two arrays (36 KB, not 64), from which RansSymbols are made.
 struct RansDivisors {
   uint64_t m[kRansScale + 1];
   uint8_t s[kRansScale + 1];
@@ -51,9 +51,6 @@ struct RansDivisors {
       m[f] = r.m;
       s[f] = static_cast<uint8_t>(r.s);
     }
-  }
-  uint32_t divide(uint32_t x, uint32_t f) const {
-    return static_cast<uint32_t>((x * m[f]) >> s[f]);
   }
 };
 inline const RansDivisors& rans_divisors() {
