@@ -165,25 +165,31 @@ gst_cuda_delta_dec_set_format (GstVideoDecoder * decoder, GstVideoCodecState * s
   return gst_video_decoder_negotiate (decoder);
 }
 
+/* Every frame not output: counted, and the next one output says the
+ * decoder is whole again ("cudadeltadec-resynced"). */
+static GstFlowReturn
+discard (GstCudaDeltaDec * self, GstVideoCodecFrame * frame)
+{
+  GstCudaDeltaDecState *st = self->state;
+  st->dropped++;
+  st->lost = true;
+  return gst_video_decoder_drop_frame (GST_VIDEO_DECODER (self), frame);
+}
+
 /* A delta frame of an intra-refresh stream applied while the decoder
  * rebuilds its tiles: not output, and no keyframe asked for (the sweep
  * makes the decoder whole). */
 static GstFlowReturn
 drop_refreshing (GstCudaDeltaDec * self, GstVideoCodecFrame * frame, const std::string & why)
 {
-  GstCudaDeltaDecState *st = self->state;
-  st->dropped++;
-  st->lost = true;
   GST_DEBUG_OBJECT (self, "not output, frame %u: %s", frame->system_frame_number, why.c_str ());
-  return gst_video_decoder_drop_frame (GST_VIDEO_DECODER (self), frame);
+  return discard (self, frame);
 }
 
 static GstFlowReturn
 drop (GstCudaDeltaDec * self, GstVideoCodecFrame * frame, const std::string & why)
 {
   GstCudaDeltaDecState *st = self->state;
-  st->dropped++;
-  st->lost = true;
   GST_WARNING_OBJECT (self, "dropping frame %u: %s", frame->system_frame_number, why.c_str ());
   /* Asks upstream for a keyframe, throttled by min-force-key-unit-interval;
    * not on a stream with intra refresh, whose sweep makes the decoder whole
@@ -191,7 +197,7 @@ drop (GstCudaDeltaDec * self, GstVideoCodecFrame * frame, const std::string & wh
   if (!st->decoder || !st->decoder->refresh_stream ())
     gst_video_decoder_request_sync_point (GST_VIDEO_DECODER (self), frame,
         static_cast < GstVideoDecoderRequestSyncPointFlags > (0));
-  return gst_video_decoder_drop_frame (GST_VIDEO_DECODER (self), frame);
+  return discard (self, frame);
 }
 
 /* A packet that failed validation: dropped, and a keyframe requested, as
