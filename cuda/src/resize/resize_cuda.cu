@@ -228,18 +228,9 @@ __device__ __forceinline__ void vertical_row(const ResizeTap& ty, const int32_t 
     vertical_bilinear<V>(weight_pair(&ty), h[0], h[1], w);
   } else {
 #pragma unroll
-    for (int i = 0; i < V; i += 4) {
-      int32_t r[4];
-#pragma unroll
-      for (int q = 0; q < 4; q++) {
-        int32_t v = 1 << 21;
-#pragma unroll
-        for (int k = 0; k < T; k++)
-          v += ty.w[k] * h[k][i + q];
-        r[q] = v >> 22;
-      }
-      w[i / 4] = pack4_saturated(r[0], r[1], r[2], r[3]);
-    }
+    for (int i = 0; i < V; i += 4)
+      w[i / 4] = vertical_word<T, true>([&](int k) { return static_cast<int32_t>(ty.w[k]); },
+                                        [&](int k, int q) { return h[k][i + q]; });
   }
 }
 

@@ -54,6 +54,24 @@ __device__ __forceinline__ uint32_t pack4_saturated(int32_t r0, int32_t r1, int3
   return d;
 }
 
+// Four vertical sums (resize_math.hpp: sum of weight(k) * value(k, q) over
+// the T rows k, for values q = 0..3), each rounded as resize_finish, packed
+// into a word: saturated where the weights may overshoot (bicubic), plainly
+// where they cannot (non-negative weights summing to one).
+template <int T, bool SATURATE, class Weight, class Value>
+__device__ __forceinline__ uint32_t vertical_word(Weight weight, Value value) {
+  int32_t r[4];
+#pragma unroll
+  for (int q = 0; q < 4; q++) {
+    int32_t v = 1 << 21;
+#pragma unroll
+    for (int k = 0; k < T; k++)
+      v += weight(k) * value(k, q);
+    r[q] = v >> 22;
+  }
+  return SATURATE ? pack4_saturated(r[0], r[1], r[2], r[3]) : pack4(r[0], r[1], r[2], r[3]);
+}
+
 // Stores the first `n` of the B bytes in `w` at `out`: whole vectors when the
 // run is complete and aligned (the common case), bytes at a ragged edge.
 // Vector stores are streaming (evict-first): the frame is written once and

@@ -162,21 +162,12 @@ __device__ __forceinline__ void periodic_vertical(const PlaneArgs& a, const Peri
                                                   const int32_t (&h)[T][PeriodShape<T, Q, P>::PX * 4],
                                                   uint32_t (&w)[PeriodShape<T, Q, P>::PX]) {
   using S = PeriodShape<T, Q, P>;
+  // Bicubic overshoots: saturated while packed. Bilinear weights are >= 0
+  // and sum to 1: no overshoot.
 #pragma unroll
-  for (int q = 0; q < S::PX; q++) {
-    int32_t r[4];
-#pragma unroll
-    for (int c = 0; c < 4; c++) {
-      int32_t v = 1 << 21;
-#pragma unroll
-      for (int k = 0; k < T; k++)
-        v += wt.y(a, J, k) * h[S::slot(FIRST + k)][q * 4 + c];
-      r[c] = v >> 22;
-    }
-    // Bicubic overshoots: saturate while packing. Bilinear weights are >= 0
-    // and sum to 1: no overshoot.
-    w[q] = T == 4 ? pack4_saturated(r[0], r[1], r[2], r[3]) : pack4(r[0], r[1], r[2], r[3]);
-  }
+  for (int q = 0; q < S::PX; q++)
+    w[q] = vertical_word<T, T == 4>([&](int k) { return wt.y(a, J, k); },
+                                    [&](int k, int c) { return h[S::slot(FIRST + k)][q * 4 + c]; });
 }
 
 // What a thread carries down its strip.
