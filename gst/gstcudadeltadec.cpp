@@ -37,6 +37,11 @@
  * in system memory (pinned when the element allocates it). Both backends
  * decode to the same frames.
  *
+ * With #GstCudaDeltaDec:overlap (off by default) on the CUDA backend with
+ * frames out in system memory, each frame is downloaded while the next one
+ * decodes, at one frame of latency (reported in the latency query): a frame
+ * goes out when the next has been decoded, or at EOS, a drain or new caps.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 udpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpgstdepay ! cudadeltadec ! videoconvert ! autovideosink
@@ -49,10 +54,12 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cudafx/delta.hpp"
 #include "gstcudadeltacaps.h"
+#include "gstcudafxcodecoverlap.h"
 #include "gstcudafxdevice.h"
 #include "gstcudafxpinnedallocator.h"
 
@@ -63,6 +70,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_cuda_delta_dec_debug);
 #define DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL (GST_SECOND / 2)
 /* Undecodable packets in a row before the stream fails (max-errors). */
 #define DEFAULT_MAX_ERRORS 10
+#define DEFAULT_OVERLAP FALSE
+
+#define PROP_OVERLAP 0x1101
 
 struct GstCudaDeltaDecState
 {
@@ -83,6 +93,19 @@ struct GstCudaDeltaDecState
   /* frames dropped since the decoder was last whole: the next frame it
    * outputs posts "cudadeltadec-resynced" */
   bool lost = false;
+  /* overlap: the setting (under the object lock), and from negotiate whether
+   * frames go out one behind (CUDA backend, system memory out); the frame
+   * whose download runs waits in `behind_frame` (its output mapped) */
+  gboolean overlap = DEFAULT_OVERLAP;
+  bool overlapping = false;
+  GstCudaFxDownloadBehind behind;
+  struct Behind
+  {
+    GstVideoCodecFrame *frame;  /* ours to finish */
+    GstVideoFrame out;          /* mapped while its download runs */
+    int slot;
+  };
+  std::optional < Behind > behind_frame;
 };
 
 struct _GstCudaDeltaDec
@@ -111,11 +134,61 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 static void
 release_decoder (GstCudaDeltaDecState * st)
 {
-  if (st->decoder && st->dev.cuda ()) {
+  if (st->dev.cuda () && (st->decoder || st->overlapping)) {
     GstCudaFxDevice::Scope scope (st->dev);
     st->decoder.reset ();
+    st->behind.release ();
   }
   st->decoder.reset ();
+}
+
+/* overlap: a frame whose download was queued, once it is done, goes out. */
+static GstFlowReturn
+finish_behind (GstCudaDeltaDec * self, GstCudaDeltaDecState::Behind b)
+{
+  GstCudaDeltaDecState *st = self->state;
+  cudafx::Status s;
+  {
+    GstCudaFxDevice::Scope scope (st->dev);
+    s = scope.status ();
+    if (s.is_ok ())
+      s = st->behind.finish (b.slot);
+  }
+  gst_video_frame_unmap (&b.out);
+  if (!s.is_ok ()) {
+    gst_video_decoder_drop_frame (GST_VIDEO_DECODER (self), b.frame);
+    GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", s.message ().c_str ()), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  return gst_video_decoder_finish_frame (GST_VIDEO_DECODER (self), b.frame);
+}
+
+/* overlap: the frame kept back, if any, out (EOS, drain, new caps). */
+static GstFlowReturn
+finish_behind (GstCudaDeltaDec * self)
+{
+  GstCudaDeltaDecState *st = self->state;
+  if (!st->behind_frame)
+    return GST_FLOW_OK;
+  const GstCudaDeltaDecState::Behind b = *st->behind_frame;
+  st->behind_frame.reset ();
+  return finish_behind (self, b);
+}
+
+/* overlap: the frame whose download runs dropped (flush, stop), after it. */
+static void
+discard_behind (GstCudaDeltaDec * self)
+{
+  GstCudaDeltaDecState *st = self->state;
+  if (!st->behind_frame)
+    return;
+  {
+    GstCudaFxDevice::Scope scope (st->dev);
+    (void) st->behind.finish (st->behind_frame->slot);
+  }
+  gst_video_frame_unmap (&st->behind_frame->out);
+  gst_video_codec_frame_unref (st->behind_frame->frame);
+  st->behind_frame.reset ();
 }
 
 static gboolean
@@ -135,6 +208,8 @@ gst_cuda_delta_dec_set_format (GstVideoDecoder * decoder, GstVideoCodecState * s
     return FALSE;
   }
   const GstVideoFormat vf = gst_video_format_from_string (format);
+  /* the frame still downloading belongs to the old caps: out first */
+  (void) finish_behind (self);
   if (st->output)
     gst_video_codec_state_unref (st->output);
   st->output = gst_video_decoder_set_output_state (decoder, vf, width, height, state);
@@ -265,6 +340,38 @@ output_cuda (GstCudaDeltaDec * self, GstVideoCodecFrame * frame)
   return s;
 }
 
+/* overlap: the reconstruction's download into `frame`'s output queued
+ * (beside the next frame's decoding) and `frame` kept back; the frame kept
+ * back before it goes out. *kept: FALSE where the output buffer is not in
+ * system memory (the caller outputs it at once). */
+static cudafx::Status
+output_behind (GstCudaDeltaDec * self, GstVideoCodecFrame * frame, bool *kept)
+{
+  GstCudaDeltaDecState *st = self->state;
+  *kept = false;
+  GstCudaFxDevice::Scope scope (st->dev);
+  CUDAFX_TRY (scope.status ());
+  GstCudaDeltaDecState::Behind b { frame, {}, 0 };
+  bool on_device = false;
+  CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &b.out, &st->output->info, frame->output_buffer,
+          GST_MAP_WRITE, &on_device));
+  if (on_device) {
+    gst_video_frame_unmap (&b.out);
+    return cudafx::Status::ok ();
+  }
+  const cudafx::Status s = st->behind.download (st->decoder->reconstruction (),
+      gst_cuda_fx_view_of_frame (&b.out, st->desc), st->dev.stream (), &b.slot);
+  if (!s.is_ok ()) {
+    (void) st->dev.synchronize ();
+    (void) st->behind.synchronize ();
+    gst_video_frame_unmap (&b.out);
+    return s;
+  }
+  st->behind_frame = b;
+  *kept = true;
+  return s;
+}
+
 static GstFlowReturn
 gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame * frame)
 {
@@ -283,6 +390,19 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
   std::string error;
   const cudafx::DeltaDecodeResult r = st->decoder->decode (map.data, map.size, &error);
   gst_buffer_unmap (frame->input_buffer, &map);
+  /* overlap: the frame before this one was downloaded while this one
+   * decoded; it goes out after this one's download is queued, or now where
+   * this one has none */
+  std::optional < GstCudaDeltaDecState::Behind > before;
+  before.swap (st->behind_frame);
+  if (before && r != cudafx::DeltaDecodeResult::Frame) {
+    const GstFlowReturn ret = finish_behind (self, *before);
+    before.reset ();
+    if (ret != GST_FLOW_OK) {
+      gst_video_decoder_drop_frame (decoder, frame);
+      return ret;
+    }
+  }
   if (r == cudafx::DeltaDecodeResult::Failed) {
     gst_video_decoder_drop_frame (decoder, frame);
     GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", error.c_str ()), (nullptr));
@@ -297,11 +417,20 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
 
   const GstFlowReturn ret = gst_video_decoder_allocate_output_frame (decoder, frame);
   if (ret != GST_FLOW_OK) {
+    if (before)
+      (void) finish_behind (self, *before);
     gst_video_decoder_drop_frame (decoder, frame);
     return ret;
   }
-  const cudafx::Status s = st->dev.cuda ()? output_cuda (self, frame) : output_cpu (self, frame);
+  bool kept = false;
+  cudafx::Status s;
+  if (st->overlapping)
+    s = output_behind (self, frame, &kept);
+  if (s.is_ok () && !kept)
+    s = st->dev.cuda ()? output_cuda (self, frame) : output_cpu (self, frame);
   if (!s.is_ok ()) {
+    if (before)
+      (void) finish_behind (self, *before);
     gst_video_decoder_drop_frame (decoder, frame);
     GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", s.message ().c_str ()), (nullptr));
     return GST_FLOW_ERROR;
@@ -318,7 +447,18 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
                 "via", G_TYPE_STRING, st->decoder->refreshed ()? "intra-refresh" : "keyframe",
                 nullptr)));
   }
-  return gst_video_decoder_finish_frame (decoder, frame);
+  const GstFlowReturn before_ret = before ? finish_behind (self, *before) : GST_FLOW_OK;
+  if (kept)
+    return before_ret;
+  const GstFlowReturn frame_ret = gst_video_decoder_finish_frame (decoder, frame);
+  return before_ret != GST_FLOW_OK ? before_ret : frame_ret;
+}
+
+/* EOS and drains (a gap, a DISCONT upstream): the frame kept back out. */
+static GstFlowReturn
+gst_cuda_delta_dec_finish (GstVideoDecoder * decoder)
+{
+  return finish_behind (GST_CUDA_DELTA_DEC (decoder));
 }
 
 /* A flush (FLUSH_STOP, or reverse playback's discont): what follows does
@@ -328,6 +468,7 @@ static gboolean
 gst_cuda_delta_dec_flush (GstVideoDecoder * decoder)
 {
   GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (decoder)->state;
+  discard_behind (GST_CUDA_DELTA_DEC (decoder));
   if (st->decoder)
     st->decoder->discont ();
   st->undecodable = 0;
@@ -383,6 +524,23 @@ gst_cuda_delta_dec_negotiate (GstVideoDecoder * decoder)
   }
 #endif
   gst_caps_replace (&out->allocation_caps, out->caps);
+  GST_OBJECT_LOCK (decoder);
+  const bool overlap = st->overlap;
+  GST_OBJECT_UNLOCK (decoder);
+  const bool overlapping = overlap && st->dev.cuda () && !st->out_cuda;
+  if (overlapping != st->overlapping)
+    GST_INFO_OBJECT (decoder, "frames %s", overlapping ?
+        "downloaded behind: one frame of latency" : "out as they decode");
+  if (!overlapping)
+    (void) finish_behind (GST_CUDA_DELTA_DEC (decoder));
+  st->overlapping = overlapping;
+  /* one frame of latency with overlap (a frame leaves when the next has
+   * decoded), none otherwise */
+  GstClockTime frame_dur = 0;
+  if (overlapping && GST_VIDEO_INFO_FPS_N (&out->info) > 0)
+    frame_dur = gst_util_uint64_scale (GST_SECOND, GST_VIDEO_INFO_FPS_D (&out->info),
+        GST_VIDEO_INFO_FPS_N (&out->info));
+  gst_video_decoder_set_latency (decoder, frame_dur, frame_dur);
   gst_video_codec_state_unref (out);
   return GST_VIDEO_DECODER_CLASS (gst_cuda_delta_dec_parent_class)->negotiate (decoder);
 }
@@ -451,23 +609,37 @@ static void
 gst_cuda_delta_dec_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  if (!GST_CUDA_DELTA_DEC (object)->state->dev.set_property (object, prop_id, value))
+  GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (object)->state;
+  if (prop_id == PROP_OVERLAP) {
+    GST_OBJECT_LOCK (object);
+    st->overlap = g_value_get_boolean (value);
+    GST_OBJECT_UNLOCK (object);
+  } else if (!st->dev.set_property (object, prop_id, value)) {
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  }
 }
 
 static void
 gst_cuda_delta_dec_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  if (!GST_CUDA_DELTA_DEC (object)->state->dev.get_property (object, prop_id, value))
+  GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (object)->state;
+  if (prop_id == PROP_OVERLAP) {
+    GST_OBJECT_LOCK (object);
+    g_value_set_boolean (value, st->overlap);
+    GST_OBJECT_UNLOCK (object);
+  } else if (!st->dev.get_property (object, prop_id, value)) {
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  }
 }
 
 static gboolean
 gst_cuda_delta_dec_stop (GstVideoDecoder * decoder)
 {
   GstCudaDeltaDecState *st = GST_CUDA_DELTA_DEC (decoder)->state;
+  discard_behind (GST_CUDA_DELTA_DEC (decoder));
   release_decoder (st);
+  st->overlapping = false;
   st->dev.stop ();
   if (st->output)
     gst_video_codec_state_unref (st->output);
@@ -495,6 +667,14 @@ gst_cuda_delta_dec_class_init (GstCudaDeltaDecClass * klass)
   gobject_class->set_property = gst_cuda_delta_dec_set_property;
   gobject_class->get_property = gst_cuda_delta_dec_get_property;
   gst_cuda_fx_install_device_properties (gobject_class);
+  g_object_class_install_property (gobject_class, PROP_OVERLAP,
+      g_param_spec_boolean ("overlap", "Overlap downloads",
+          "With the CUDA backend and frames out in system memory: download each "
+          "frame while the next one decodes, at one frame of latency (reported): "
+          "a frame goes out when the next has decoded, or at EOS, a drain or new "
+          "caps. Taken at negotiation",
+          DEFAULT_OVERLAP, static_cast < GParamFlags > (G_PARAM_READWRITE |
+              G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Delta frame decoder",
@@ -505,6 +685,8 @@ gst_cuda_delta_dec_class_init (GstCudaDeltaDecClass * klass)
   dec_class->start = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_start);
   dec_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_stop);
   dec_class->flush = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_flush);
+  dec_class->finish = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_finish);
+  dec_class->drain = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_finish);
   dec_class->negotiate = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_negotiate);
   dec_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_decide_allocation);
   dec_class->sink_query = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_sink_query);

@@ -27,6 +27,11 @@
  * is packed and compressed on the CPU exactly as by the CPU backend: both
  * give the same bytes.
  *
+ * With #GstCudaDeltaEnc:overlap (off by default) and frames in system memory
+ * on the CUDA backend, each frame is uploaded while the one before it is
+ * encoded, at one frame of latency (reported in the latency query): a frame
+ * is encoded when the next arrives, or at EOS, new caps or a drain.
+ *
  * With #GstCudaDeltaEnc:post-stats (off by default: an application that
  * never reads its bus would keep every message), the encoder posts an element
  * message "cudadeltaenc-stats" at most every #GstCudaDeltaEnc:stats-interval
@@ -50,10 +55,12 @@
 #include "gstcudadeltaenc.h"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cudafx/delta.hpp"
 #include "gstcudadeltacaps.h"
+#include "gstcudafxcodecoverlap.h"
 #include "gstcudafxdevice.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_delta_enc_debug);
@@ -69,6 +76,7 @@ enum
   PROP_POST_STATS,
   PROP_STATS_INTERVAL,
   PROP_INTRA_REFRESH,
+  PROP_OVERLAP,
 };
 
 #define DEFAULT_THRESHOLD 4
@@ -78,6 +86,7 @@ enum
 #define DEFAULT_POST_STATS FALSE
 #define DEFAULT_STATS_INTERVAL 1000
 #define DEFAULT_INTRA_REFRESH FALSE
+#define DEFAULT_OVERLAP FALSE
 /* The sweep of intra-refresh=true when key-int-max is 0. */
 #define DEFAULT_REFRESH_PERIOD 30
 
@@ -91,6 +100,7 @@ struct GstCudaDeltaEncState
   gboolean post_stats = DEFAULT_POST_STATS;
   guint stats_interval = DEFAULT_STATS_INTERVAL;       /* ms */
   gboolean intra_refresh = DEFAULT_INTRA_REFRESH;
+  gboolean overlap = DEFAULT_OVERLAP;
   /* the backend and cuda-device-id settings (under the object lock), and
    * from start to stop the device */
   GstCudaFxDevice dev;
@@ -99,6 +109,18 @@ struct GstCudaDeltaEncState
   std::unique_ptr < cudafx::DeltaEncoder > encoder;
   std::unique_ptr < cudafx::DeltaEncoderCuda > cuda_encoder;
   cudafx::DeviceBuffer staging;   /* device copy of system-memory frames */
+  /* overlap: set_format decides (CUDA backend, system memory in); a frame
+   * uploaded ahead waits in `held` (its input mapped) for the next one */
+  bool overlapping = false;
+  GstCudaFxUploadAhead ahead;
+  struct Held
+  {
+    GstVideoCodecFrame *frame;  /* ours to finish */
+    GstVideoFrame vframe;       /* the input, mapped while its upload runs */
+    cudafx::ImageView device;   /* its copy on the device */
+    int slot;
+  };
+  std::optional < Held > held;
   cudafx::ImageDesc desc;
   GstVideoCodecState *input = nullptr;
   std::vector < uint8_t > packet;
@@ -141,12 +163,16 @@ static void
 release_encoders (GstCudaDeltaEncState * st)
 {
   st->encoder.reset ();
-  if (st->cuda_encoder || st->staging.size () > 0) {
+  if (st->cuda_encoder || st->staging.size () > 0 || st->overlapping) {
     GstCudaFxDevice::Scope scope (st->dev);
     st->cuda_encoder.reset ();
     st->staging.reset ();
+    st->ahead.release ();
   }
+  st->overlapping = false;
 }
+
+static GstFlowReturn encode_held (GstCudaDeltaEnc * self);
 
 /* The source caps for the input's format and the bitstream's version (4
  * for compression=predictive, 3 for the others): at set_format, and again
@@ -179,6 +205,8 @@ gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * s
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("Unsupported format"), (nullptr));
     return FALSE;
   }
+  /* The frame held back belongs to the old caps: encoded with them. */
+  (void) encode_held (self);
   /* A new encoder: its first frame is a keyframe, as a caps change needs. */
   release_encoders (st);
   cudafx::Status s;
@@ -202,16 +230,22 @@ gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * s
 
   GST_OBJECT_LOCK (self);
   const GstCudaDeltaCompression compression = st->compression;
+  const bool overlap = st->overlap;
   GST_OBJECT_UNLOCK (self);
+  st->overlapping = overlap && st->dev.cuda () && !gst_cuda_fx_caps_are_cuda (state->caps);
+  GST_INFO_OBJECT (self, "frames %s", st->overlapping ?
+      "uploaded ahead: one frame of latency" : "encoded as they come");
   set_output_caps (self,
       cudafx::delta_format_version (gst_cuda_delta_compression_to_op (compression)));
 
-  /* Encoding is per frame, no reordering: at most one frame of latency. */
+  /* Encoding is per frame, no reordering: at most one frame of latency, and
+   * at least one with overlap (a frame leaves when the next comes). */
   GstClockTime frame_dur = GST_CLOCK_TIME_NONE;
   if (GST_VIDEO_INFO_FPS_N (&state->info) > 0)
     frame_dur = gst_util_uint64_scale (GST_SECOND, GST_VIDEO_INFO_FPS_D (&state->info),
         GST_VIDEO_INFO_FPS_N (&state->info));
-  gst_video_encoder_set_latency (encoder, 0, frame_dur);
+  gst_video_encoder_set_latency (encoder,
+      st->overlapping && GST_CLOCK_TIME_IS_VALID (frame_dur) ? frame_dur : 0, frame_dur);
   return gst_video_encoder_negotiate (encoder);
 }
 
@@ -271,17 +305,30 @@ encode_cpu (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   return s;
 }
 
-/* Frames in our CUDA memory are read in place; frames in system memory are
- * copied to a device staging image first, on the same stream. The encoder
- * synchronises the stream once, before it returns, so the input can be
- * unmapped and released after. */
+/* A frame uploaded ahead (overlap) is encoded from its device copy, after
+ * its upload. Otherwise frames in our CUDA memory are read in place and
+ * frames in system memory are copied to a device staging image first, on
+ * the same stream. The encoder synchronises the stream once, before it
+ * returns, so the input can be unmapped and released after. */
 static cudafx::Status
 encode_cuda (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
-    const cudafx::DeltaEncodeSettings & settings, cudafx::DeltaEncodeStats * stats)
+    const cudafx::DeltaEncodeSettings & settings, cudafx::DeltaEncodeStats * stats,
+    const GstCudaDeltaEncState::Held * held)
 {
   GstCudaDeltaEncState *st = self->state;
   GstCudaFxDevice::Scope scope (st->dev);
   CUDAFX_TRY (scope.status ());
+  if (held) {
+    cudafx::Status s = st->ahead.wait (held->slot, st->dev.stream ());
+    if (s.is_ok ())
+      s = st->cuda_encoder->encode (held->device, settings, st->dev.stream (), &st->packet,
+          stats);
+    if (s.is_ok ())
+      s = st->ahead.consumed (held->slot, st->dev.stream ());
+    if (!s.is_ok ())
+      (void) st->dev.synchronize ();
+    return s;
+  }
   GstVideoFrame vframe;
   bool on_device = false;
   CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &vframe, &st->input->info, frame->input_buffer,
@@ -303,16 +350,15 @@ encode_cuda (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   return s;
 }
 
+/* Encodes `frame` (from `held`'s device copy where it was uploaded ahead)
+ * and finishes it. The settings are read now: with overlap, a property
+ * changed while PLAYING applies from the frame encoded next. */
 static GstFlowReturn
-gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame * frame)
+encode_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
+    const GstCudaDeltaEncState::Held * held)
 {
-  GstCudaDeltaEnc *self = GST_CUDA_DELTA_ENC (encoder);
+  GstVideoEncoder *encoder = GST_VIDEO_ENCODER (self);
   GstCudaDeltaEncState *st = self->state;
-  if (!st->encoder && !st->cuda_encoder) {
-    gst_video_encoder_finish_frame (encoder, frame);
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-
   GST_OBJECT_LOCK (self);
   cudafx::DeltaEncodeSettings settings;
   settings.threshold = static_cast < int >(st->threshold);
@@ -342,7 +388,7 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   }
 
   cudafx::DeltaEncodeStats stats;
-  const cudafx::Status s = st->cuda_encoder ? encode_cuda (self, frame, settings, &stats) :
+  const cudafx::Status s = st->cuda_encoder ? encode_cuda (self, frame, settings, &stats, held) :
       encode_cpu (self, frame, settings, &stats);
   if (!s.is_ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("%s", s.message ().c_str ()), (nullptr));
@@ -366,12 +412,119 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   return gst_video_encoder_finish_frame (encoder, frame);
 }
 
+/* The frame held back (overlap), if any, encoded and finished: when the
+ * next frame's upload is queued, and at EOS, new caps and drains. */
+static GstFlowReturn
+encode_held (GstCudaDeltaEnc * self)
+{
+  GstCudaDeltaEncState *st = self->state;
+  if (!st->held)
+    return GST_FLOW_OK;
+  GstCudaDeltaEncState::Held h = *st->held;
+  st->held.reset ();
+  const GstFlowReturn ret = encode_frame (self, h.frame, &h);
+  {
+    /* the device is done with the input (encode_frame may have returned
+     * before encoding it) */
+    GstCudaFxDevice::Scope scope (st->dev);
+    (void) st->ahead.finish (h.slot);
+  }
+  gst_video_frame_unmap (&h.vframe);
+  return ret;
+}
+
+/* The frame held back dropped (flush, stop), after its upload. */
+static void
+discard_held (GstCudaDeltaEnc * self)
+{
+  GstCudaDeltaEncState *st = self->state;
+  if (!st->held)
+    return;
+  {
+    GstCudaFxDevice::Scope scope (st->dev);
+    (void) st->ahead.finish (st->held->slot);
+  }
+  gst_video_frame_unmap (&st->held->vframe);
+  gst_video_codec_frame_unref (st->held->frame);
+  st->held.reset ();
+}
+
+/* overlap: `frame` mapped and its upload queued (*held); FALSE where it
+ * is not in system memory (it is then encoded at once). */
+static cudafx::Status
+upload_ahead (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
+    GstCudaDeltaEncState::Held * held, bool *staged)
+{
+  GstCudaDeltaEncState *st = self->state;
+  *staged = false;
+  GstCudaFxDevice::Scope scope (st->dev);
+  CUDAFX_TRY (scope.status ());
+  bool on_device = false;
+  CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &held->vframe, &st->input->info,
+          frame->input_buffer, GST_MAP_READ, &on_device));
+  if (on_device) {
+    gst_video_frame_unmap (&held->vframe);
+    return cudafx::Status::ok ();
+  }
+  const cudafx::Status s = st->ahead.upload (gst_cuda_fx_view_of_frame (&held->vframe, st->desc),
+      &held->device, &held->slot);
+  if (!s.is_ok ()) {
+    (void) st->ahead.synchronize ();
+    gst_video_frame_unmap (&held->vframe);
+    return s;
+  }
+  held->frame = frame;
+  *staged = true;
+  return s;
+}
+
+static GstFlowReturn
+gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame * frame)
+{
+  GstCudaDeltaEnc *self = GST_CUDA_DELTA_ENC (encoder);
+  GstCudaDeltaEncState *st = self->state;
+  if (!st->encoder && !st->cuda_encoder) {
+    gst_video_encoder_finish_frame (encoder, frame);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (!st->overlapping)
+    return encode_frame (self, frame, nullptr);
+
+  /* This frame's upload first, so that it runs while the frame before it
+   * is encoded. */
+  GstCudaDeltaEncState::Held next;
+  bool staged = false;
+  const cudafx::Status s = upload_ahead (self, frame, &next, &staged);
+  if (!s.is_ok ()) {
+    GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("%s", s.message ().c_str ()), (nullptr));
+    gst_video_encoder_finish_frame (encoder, frame);
+    return GST_FLOW_ERROR;
+  }
+  GstFlowReturn ret = encode_held (self);
+  if (!staged) {
+    if (ret == GST_FLOW_OK)
+      return encode_frame (self, frame, nullptr);
+    gst_video_encoder_finish_frame (encoder, frame);
+    return ret;
+  }
+  st->held = next;
+  return ret;
+}
+
+/* EOS: the frame held back goes out. */
+static GstFlowReturn
+gst_cuda_delta_enc_finish (GstVideoEncoder * encoder)
+{
+  return encode_held (GST_CUDA_DELTA_ENC (encoder));
+}
+
 /* A flush (FLUSH_STOP): downstream's decoder drops its reference, so the
  * next frame is a keyframe. The statistics start over. */
 static gboolean
 gst_cuda_delta_enc_flush (GstVideoEncoder * encoder)
 {
   GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (encoder)->state;
+  discard_held (GST_CUDA_DELTA_ENC (encoder));
   st->key_next = true;
   st->window.clear ();
   st->window_bytes = 0;
@@ -419,6 +572,10 @@ gst_cuda_delta_enc_sink_query (GstVideoEncoder * encoder, GstQuery * query)
   if (GST_CUDA_DELTA_ENC (encoder)->state->dev.handle_context_query (GST_ELEMENT (encoder),
           query))
     return TRUE;
+  /* upstream wants its buffers back (a serialized query: the streaming
+   * thread): the frame held back goes out first */
+  if (GST_QUERY_TYPE (query) == GST_QUERY_DRAIN)
+    (void) encode_held (GST_CUDA_DELTA_ENC (encoder));
   return GST_VIDEO_ENCODER_CLASS (gst_cuda_delta_enc_parent_class)->sink_query (encoder,
       query);
 }
@@ -437,6 +594,7 @@ static gboolean
 gst_cuda_delta_enc_stop (GstVideoEncoder * encoder)
 {
   GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (encoder)->state;
+  discard_held (GST_CUDA_DELTA_ENC (encoder));
   release_encoders (st);
   st->dev.stop ();
   if (st->input)
@@ -480,6 +638,9 @@ gst_cuda_delta_enc_set_property (GObject * object, guint prop_id,
     case PROP_INTRA_REFRESH:
       st->intra_refresh = g_value_get_boolean (value);
       break;
+    case PROP_OVERLAP:
+      st->overlap = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -516,6 +677,9 @@ gst_cuda_delta_enc_get_property (GObject * object, guint prop_id, GValue * value
       break;
     case PROP_INTRA_REFRESH:
       g_value_set_boolean (value, st->intra_refresh);
+      break;
+    case PROP_OVERLAP:
+      g_value_set_boolean (value, st->overlap);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -581,6 +745,13 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
           "loses a packet is whole again after one sweep, without keyframe "
           "spikes (compression=predictive only; keyframes on request still)",
           DEFAULT_INTRA_REFRESH, playing));
+  g_object_class_install_property (gobject_class, PROP_OVERLAP,
+      g_param_spec_boolean ("overlap", "Overlap uploads",
+          "With the CUDA backend and frames in system memory: upload each frame "
+          "while the one before it is encoded, at one frame of latency "
+          "(reported): a frame is encoded when the next arrives, or at EOS, new "
+          "caps or a drain. Taken when caps are set",
+          DEFAULT_OVERLAP, playing));
   gst_cuda_fx_install_device_properties (gobject_class);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
@@ -594,6 +765,7 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
   enc_class->start = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_start);
   enc_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_stop);
   enc_class->flush = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_flush);
+  enc_class->finish = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_finish);
   enc_class->getcaps = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_getcaps);
   enc_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_propose_allocation);
   enc_class->sink_query = GST_DEBUG_FUNCPTR (gst_cuda_delta_enc_sink_query);
