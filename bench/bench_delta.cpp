@@ -6,7 +6,8 @@
 // bytes changed. Not a test: prints a table and writes its section of
 // docs/benchmarks.md.
 //
-// Usage: bench_delta [--out FILE] [--commit SHA]
+// Usage: bench_delta [--out FILE] [--commit SHA] [--case NAME]
+// (--case: only the frame named, e.g. "2160p RGBA"; nothing is written then)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -56,6 +57,47 @@ double element_fps(const std::string& chain, Feed feed, const std::vector<uint8_
   return fps;
 }
 
+// The cudadeltadec element (`chain` starts with it) on `packets` (each
+// pushed once: a stream), frames per second; -1 where it cannot run.
+double decoder_element_fps(const std::string& chain, const std::string& caps,
+                           const std::vector<std::vector<uint8_t>>& packets) {
+  if (packets.size() < 20)
+    return -1;
+  Feed feed;
+  feed.caps = caps;
+  for (const auto& p : packets)
+    feed.buffers.push_back(gst_buffer_new_memdup(p.data(), p.size()));
+  std::string err;
+  const double fps = run_pipeline(chain, feed, static_cast<int>(packets.size()), &err);
+  if (!err.empty())
+    fprintf(stderr, "%s: %s\n", chain.c_str(), err.c_str());
+  release(feed);
+  return fps;
+}
+
+// `count` packets of the CUDA encoder on alternating frames a, b (a
+// keyframe first); empty on failure.
+std::vector<std::vector<uint8_t>> cuda_packets(const ImageDesc& desc, const std::vector<uint8_t>& a,
+                                               const std::vector<uint8_t>& b,
+                                               const DeltaEncodeSettings& s, int count) {
+  std::vector<std::vector<uint8_t>> packets;
+  CudaStream stream;
+  DeviceBuffer da, db;
+  std::unique_ptr<DeltaEncoderCuda> enc;
+  if (!stream.create().is_ok() || !da.allocate(a.size()).is_ok() ||
+      !db.allocate(b.size()).is_ok() || !DeltaEncoderCuda::create(desc, &enc).is_ok())
+    return packets;
+  (void)copy_bytes_async(da.get(), a.data(), a.size(), stream.get());
+  (void)copy_bytes_async(db.get(), b.data(), b.size(), stream.get());
+  packets.resize(count);
+  for (int i = 0; i < count; i++)
+    if (!enc->encode(packed_view(desc, (i & 1) ? db.bytes() : da.bytes()), s, stream.get(),
+                     &packets[i])
+             .is_ok())
+      return {};
+  return packets;
+}
+
 // A decoder on a stream of `iters` delta frames (a keyframe first, not
 // timed), frames per second.
 double decode_fps(DeltaDecoderBase* dec, const ImageDesc& desc, const std::vector<uint8_t>& a,
@@ -82,16 +124,20 @@ double decode_fps(DeltaDecoderBase* dec, const ImageDesc& desc, const std::vecto
 
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
-  std::string out_path = "docs/benchmarks.md", commit = "unknown";
+  std::string out_path = "docs/benchmarks.md", commit = "unknown", only;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--out") out_path = argv[i + 1];
     else if (std::string(argv[i]) == "--commit") commit = argv[i + 1];
+    else if (std::string(argv[i]) == "--case") only = argv[i + 1];
   }
-  int n = 0;
-  const bool gpu = cuda_device_count(&n).is_ok() && n > 0 && cuda_use_device(0).is_ok();
-  std::string device = "no GPU";
-  if (gpu)
-    (void)cuda_device_name(0, &device);
+  const DeviceFacts facts = measure_device();
+  const bool gpu = facts.gpu;
+  const std::string device = facts.name;
+  // frames/s at `bytes` a frame as a share of one direction of pinned bandwidth
+  auto pinned_share = [&](double fps, size_t bytes, double gbs) {
+    return fps <= 0 || gbs <= 0 ? std::string("n/a") : fmt("%.0f %%", 100.0 * fps * bytes / (gbs * 1e9));
+  };
+  std::ostringstream dec_md;
   const std::string date = today_utc();
   std::ostringstream md;
   md << "## cudadeltaenc (encode side)\n\nMeasured " << date << " on **" << device
@@ -108,15 +154,29 @@ int main(int argc, char** argv) {
      << "those plus the copies back, packing and the entropy stage; *host ms*: the host CPU "
      << "time the CUDA encoder takes a frame (all its threads); *CPU encoder*: our CPU "
      << "backend; *element*: `appsrc ! cudadeltaenc ! fakesink` on pre-made buffers, CUDA "
-     << "backend with frames in pinned system memory (the pool the element proposes) or in "
-     << "CUDA memory, and CPU backend; *decoder*: our decoders on the same stream (CUDA: "
+     << "backend with frames in pinned system memory (the pool the element proposes), the "
+     << "same with `overlap=true` (each frame uploaded while the one before is encoded; one "
+     << "frame of latency), or in CUDA memory, and CPU backend; *% pinned*: the overlapped "
+     << "element's input bytes a second over the one-direction pinned bandwidth measured in "
+     << "this run (" << fmt("%.1f", facts.h2d_pinned_gbs) << " GB/s host to device); *decoder*: our decoders on the same stream (CUDA: "
      << "validation and entropy decoding on the CPU, the payload applied and checked on the "
      << "GPU). "
      << "Frames/s.\n\n";
   md << "| frame | format | kernels | CUDA encoder | host ms | CPU encoder | "
-     << "element CUDA, system memory | element CUDA, CUDA memory | element CPU | CUDA decoder | "
+     << "element CUDA, system memory | element CUDA, system memory, overlap | % pinned | "
+     << "element CUDA, CUDA memory | element CPU | CUDA decoder | "
      << "CPU decoder |\n"
-     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  dec_md << "The decoder element, format 4, on a stream of the CUDA encoder's packets (each "
+         << "pushed once, `appsrc ! cudadeltadec ! fakesink`), CUDA backend: frames out in "
+         << "pinned system memory (the decoder's pool), the same with `overlap=true` (each "
+         << "frame downloaded while the next decodes; one frame of latency), and in CUDA memory "
+         << "(`! video/x-raw(memory:CUDAMemory)`); *% pinned*: output bytes a second over the "
+         << "one-direction pinned bandwidth measured in this run ("
+         << fmt("%.1f", facts.d2h_pinned_gbs) << " GB/s device to host). Frames/s.\n\n"
+         << "| frame | CUDA decoder (API) | element, system memory | % pinned | "
+         << "element, system memory, overlap | % pinned | element, CUDA memory |\n"
+         << "|---|---:|---:|---:|---:|---:|---:|\n";
 #if HAVE_GSTCUDA
   GstCudaContext* ctx = gpu && gst_cuda_load_library() ? gst_cuda_context_new(0) : nullptr;
 #endif
@@ -127,6 +187,8 @@ int main(int argc, char** argv) {
                         {"2160p NV12", "NV12", PixelFormat::NV12, 3840, 2160}};
   for (const Case& c : cases)
   for (DeltaCompression comp : {DeltaCompression::Predictive, DeltaCompression::Rans}) {
+    if (!only.empty() && only != c.name)
+      continue;
     const bool v4 = comp == DeltaCompression::Predictive;
     const ImageDesc desc{c.f, c.w, c.h};
     const size_t size = packed_size(desc);
@@ -200,19 +262,28 @@ int main(int argc, char** argv) {
     const int frames = 10 + std::max(30, static_cast<int>(2 * enc_fps));
     const int cpu_frames = 10 + std::max(30, static_cast<int>(2 * cpu_fps));
     const std::string sys_caps = caps_for(c.format, c.w, c.h, false);
+    // what the encoder gives (the feed's allocation query needs caps the
+    // encoder can produce downstream)
+    const std::string coded_caps = std::string("video/x-cudafx-delta,version=") + (v4 ? "4" : "3") +
+                                   ",format=" + c.format + ",width=" + std::to_string(c.w) +
+                                   ",height=" + std::to_string(c.h) + ",framerate=30/1";
     const std::string settings =
         std::string(" threshold=10 post-stats=false compression=") + (v4 ? "predictive" : "rans");
-    double el_sys = -1, el_cuda = -1, el_cpu = -1;
-    if (gpu)
+    double el_sys = -1, el_overlap = -1, el_cuda = -1, el_cpu = -1;
+    if (gpu) {
       el_sys = element_fps("cudadeltaenc backend=cuda" + settings,
-                           system_feed("cudadeltaenc backend=cuda", sys_caps, 4), a, b, frames);
+                           system_feed("cudadeltaenc backend=cuda", sys_caps, 4, coded_caps), a, b, frames);
+      el_overlap = element_fps("cudadeltaenc backend=cuda overlap=true" + settings,
+                               system_feed("cudadeltaenc backend=cuda", sys_caps, 4, coded_caps), a,
+                               b, frames);
+    }
 #if HAVE_GSTCUDA
     if (ctx)
       el_cuda = element_fps("cudadeltaenc backend=cuda" + settings,
                             cuda_feed(caps_for(c.format, c.w, c.h, true), 4, ctx), a, b, frames);
 #endif
     el_cpu = element_fps("cudadeltaenc backend=cpu" + settings,
-                         system_feed("cudadeltaenc backend=cpu", sys_caps, 4), a, b, cpu_frames);
+                         system_feed("cudadeltaenc backend=cpu", sys_caps, 4, coded_caps), a, b, cpu_frames);
     std::unique_ptr<DeltaDecoder> cpu_dec;
     double dec_fps = -1, cuda_dec_fps = -1;
     if (DeltaDecoder::create(desc, &cpu_dec).is_ok())
@@ -224,17 +295,35 @@ int main(int argc, char** argv) {
           DeltaDecoderCuda::create(desc, stream.get(), &cuda_dec).is_ok())
         cuda_dec_fps = decode_fps(cuda_dec.get(), desc, a, b, s, iters);
     }
+    if (gpu && v4) {
+      // about two seconds at the decoder's speed, at most 600 packets
+      const int count = std::min(600, 10 + std::max(30, static_cast<int>(2 * cuda_dec_fps)));
+      const auto packets = cuda_packets(desc, a, b, s, count);
+      const std::string caps = std::string("video/x-cudafx-delta,version=4,format=") + c.format +
+                               ",width=" + std::to_string(c.w) + ",height=" + std::to_string(c.h) +
+                               ",framerate=30/1";
+      const double sys = decoder_element_fps("cudadeltadec backend=cuda", caps, packets);
+      const double over = decoder_element_fps("cudadeltadec backend=cuda overlap=true", caps, packets);
+      const double cuda = decoder_element_fps(
+          "cudadeltadec backend=cuda ! video/x-raw(memory:CUDAMemory)", caps, packets);
+      dec_md << "| " << c.name << " | " << rate(cuda_dec_fps) << " | " << rate(sys) << " | "
+             << pinned_share(sys, size, facts.d2h_pinned_gbs) << " | " << rate(over) << " | "
+             << pinned_share(over, size, facts.d2h_pinned_gbs) << " | " << rate(cuda) << " |\n";
+    }
     md << "| " << c.name << " | " << (v4 ? "4 (predictive)" : "3 (rans)") << " | "
        << rate(kernel_fps) << " | " << rate(enc_fps) << " | "
-       << (host_ms < 0 ? std::string("n/a") : fmt("%.2f", host_ms)) << " | " << rate(cpu_fps) << " | " << rate(el_sys) << " | " << rate(el_cuda) << " | "
+       << (host_ms < 0 ? std::string("n/a") : fmt("%.2f", host_ms)) << " | " << rate(cpu_fps) << " | " << rate(el_sys) << " | " << rate(el_overlap) << " | "
+       << pinned_share(el_overlap, size, facts.h2d_pinned_gbs) << " | " << rate(el_cuda) << " | "
        << rate(el_cpu) << " | " << rate(cuda_dec_fps) << " | " << rate(dec_fps) << " |\n";
     fprintf(stderr, "%s format %d done\n", c.name, v4 ? 4 : 3);
   }
-  md << "\n";
+  md << "\n" << dec_md.str() << "\n";
 #if HAVE_GSTCUDA
   if (ctx)
     gst_object_unref(ctx);
 #endif
   fputs(md.str().c_str(), stdout);
+  if (!only.empty())
+    return 0;  // a part of the table: not written
   return write_report_section(out_path, "bench_delta", md.str()) ? 0 : 1;
 }

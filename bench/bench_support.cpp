@@ -294,6 +294,13 @@ Feed system_feed(const std::string& element_desc, const std::string& caps_str, i
   gst_query_unref(q);
   if (pool && !gst_buffer_pool_set_active(pool, TRUE))
     gst_clear_object(&pool);
+  // Said aloud: a feed the element did not allocate (a failed query, e.g.
+  // output caps the element cannot produce) is pageable memory, and the
+  // numbers would time the pageable bus, not the element (bench_delta's
+  // encoder rows did until 2026-11-26).
+  if (!pool)
+    fprintf(stderr, "system_feed(%s): no pool from the element, feeding plain system memory\n",
+            element_desc.c_str());
   std::vector<uint8_t> noise(GST_VIDEO_INFO_SIZE(&info));
   fill(noise);
   for (int i = 0; i < count; i++) {
