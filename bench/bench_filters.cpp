@@ -444,7 +444,16 @@ int main(int argc, char** argv) {
         "column x row split), RGBA, replicate border; *NPP*: `nppiFilterBorder_8u_C4R` with the "
         "same taps and divisor by `bench/npp_convolve`; *OpenCV*: `cv::filter2D` with the taps "
         "over the divisor as floats. Cold and hot as above; *% roof* counts the frame read "
-        "once and written once.\n\n";
+        "once and written once. "
+     << (dev.gpu && [] {
+          ConvolvePlan plan;
+          return plan_convolve({PixelFormat::RGBA, 64, 64}, convolve_params(15), &plan).is_ok() &&
+                 convolve_cuda_tensor_cores(plan, 0);
+        }()
+             ? "Our CUDA op runs these kernels on the integer tensor cores (u8 x s8 MMA, "
+               "exact 32-bit sums).\n\n"
+             : "Our CUDA op runs these kernels on the CUDA cores (no integer tensor cores of "
+               "sm_80's kind here).\n\n");
   md << "| kernel | resolution | CPU | OpenCV | CUDA cold | CUDA hot | % roof | NPP cold | "
         "vs NPP | GPU vs CPU | GPU vs OpenCV |\n";
   md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";

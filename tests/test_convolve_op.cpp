@@ -350,3 +350,77 @@ TEST(ConvolveCuda, EqualsCpu) {
     }
   }
 }
+
+// The tensor-core kernel (4-byte pixels, integer taps within -128..127, up
+// to 17 wide) equals the CPU byte for byte: every border, anchors off the
+// centre, tiles cut at both edges (sizes not multiples of its 64 x 32 tile,
+// frames smaller than one), the widest and tallest kernels it takes, taps at
+// the s8 limits, sums past 2^24 (the wide division), negative divisors and
+// offsets, the unfiltered byte last (RGBA) or first (ARGB).
+TEST(ConvolveCuda, TensorCoreKernelEqualsCpu) {
+  SKIP_WITHOUT_GPU();
+  {
+    ConvolvePlan probe;
+    ASSERT_TRUE(plan_convolve({PixelFormat::RGBA, 8, 8}, kernel("1 2 1"), &probe).is_ok());
+    if (!convolve_cuda_tensor_cores(probe, 0))
+      GTEST_SKIP() << "the device has no integer tensor cores of sm_80's kind";
+  }
+  auto extreme = [](int w, int h, uint32_t seed) {
+    std::mt19937 rng(seed);
+    ConvolveParams p;
+    p.width = w;
+    p.height = h;
+    for (int i = 0; i < w * h; i++)
+      p.taps.push_back(rng() % 2 ? 127 : -128);
+    p.divisor = 1;
+    p.offset = 128;
+    return p;
+  };
+  std::vector<ConvolveParams> kernels = {random_kernel(5, 5, 11, true),
+                                         random_kernel(15, 15, 12, true),
+                                         random_kernel(17, 31, 13, true),
+                                         random_kernel(1, 1, 14, true),
+                                         kernel("0 -1 0; -1 5 -1; 0 -1 0", -3, 17),
+                                         kernel("1 4 6 4 1; 4 16 24 16 4; 6 24 36 24 6; "
+                                                "4 16 24 16 4; 1 4 6 4 1"),
+                                         extreme(17, 31, 15),  // 255 * sum |t| > 2^24
+                                         extreme(3, 3, 16),
+                                         random_kernel(9, 3, 17, true)};
+  kernels[1].anchor_x = 0;
+  kernels[1].anchor_y = 14;
+  kernels[8].anchor_x = 8;
+  kernels[8].anchor_y = 0;
+  uint32_t seed = 120;
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::ARGB}) {
+    for (const auto& size : {std::pair<int, int>{173, 97}, {64, 32}, {65, 33}, {7, 5},
+                             {1, 1}, {300, 70}}) {
+      for (ConvolveParams k : kernels) {
+        k.border = static_cast<BorderMode>(seed % 3);
+        HostImage src({f, size.first, size.second});
+        src.fill_random(seed++);
+        ConvolvePlan plan;
+        const HostImage cpu = run_cpu(src, k, &plan);
+        ASSERT_TRUE(convolve_cuda_tensor_cores(plan, 0))
+            << k.width << "x" << k.height << ": not on the tensor cores";
+        std::unique_ptr<ConvolveOp> op;
+        ASSERT_TRUE(ConvolveOp::create(Backend::Cuda, src.desc(), k, &op).is_ok());
+        const HostImage gpu = testing_support::run_on_device(*op, src, src.desc(), 256);
+        EXPECT_TRUE(testing_support::bytes_equal(cpu.view(), gpu.view()))
+            << format_info(f).name << " " << size.first << "x" << size.second << " kernel "
+            << k.width << "x" << k.height << " anchor " << plan.ax << "," << plan.ay
+            << " border " << static_cast<int>(k.border);
+      }
+    }
+  }
+  // What it does not take runs as before: a float kernel, taps past s8, a
+  // kernel wider than 17, planes of other than 4 bytes.
+  ConvolvePlan plan;
+  ASSERT_TRUE(plan_convolve({PixelFormat::RGBA, 64, 64}, random_kernel(5, 5, 1, false), &plan).is_ok());
+  EXPECT_FALSE(convolve_cuda_tensor_cores(plan, 0));
+  ASSERT_TRUE(plan_convolve({PixelFormat::RGBA, 64, 64}, kernel("-64 130 -64", 2), &plan).is_ok());
+  EXPECT_FALSE(convolve_cuda_tensor_cores(plan, 0));
+  ASSERT_TRUE(plan_convolve({PixelFormat::RGBA, 64, 64}, random_kernel(19, 3, 2, true), &plan).is_ok());
+  EXPECT_FALSE(convolve_cuda_tensor_cores(plan, 0));
+  ASSERT_TRUE(plan_convolve({PixelFormat::RGB, 64, 64}, random_kernel(5, 5, 3, true), &plan).is_ok());
+  EXPECT_FALSE(convolve_cuda_tensor_cores(plan, 0));
+}

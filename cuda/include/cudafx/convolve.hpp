@@ -96,5 +96,9 @@ Status convolve_cpu(const ConvolvePlan& plan, const ImageView& src, const ImageV
 Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const ImageView& dst,
                      void* scratch, size_t scratch_bytes, StreamHandle stream);
 size_t convolve_cuda_scratch_bytes(const ConvolvePlan& plan);
+// Whether plane `plane` of the plan runs on the integer tensor cores on the
+// current device (4-byte pixels, integer taps within -128..127, at most 17
+// wide, sm_80 and up; the images' rows 4-byte aligned): for tests and notes.
+bool convolve_cuda_tensor_cores(const ConvolvePlan& plan, int plane);
 
 }  // namespace cudafx

@@ -1,8 +1,10 @@
-// CUDA backend of the convolution op: the tiled 2D kernel
-// (convolve_tile_cuda.cuh) for every kernel but large separable ones, which
-// run as a row pass into a 32-bit scratch image and a column pass from it
-// (one thread a value, taps through the read-only cache). Unfiltered planes
-// are copied.
+// CUDA backend of the convolution op: on the integer tensor cores
+// (convolve_mma_cuda.cuh) where a plane has 4-byte pixels, the taps are
+// integers within -128..127, the kernel at most 17 wide and the device
+// sm_80 or newer; else the tiled 2D kernel (convolve_tile_cuda.cuh) for
+// every kernel but large separable ones, which run as a row pass into a
+// 32-bit scratch image and a column pass from it (one thread a value, taps
+// through the read-only cache). Unfiltered planes are copied.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include "common/cuda_check.hpp"
 #include "cudafx/convolve.hpp"
 #include "cudafx/convolve_math.hpp"
+#include "convolve/convolve_mma_cuda.cuh"
 #include "convolve/convolve_tile_cuda.cuh"
 
 namespace cudafx {
@@ -149,11 +152,78 @@ Status launch_tile(const ConvolvePlan& plan, const Args& p, convolve_tile::Arith
   return Status::invalid("convolution: planes of 1 to 4 bytes a pixel only");
 }
 
-// Device scratch: the taps (ints or floats), the column taps, then the
-// separable pass's rows for the largest plane.
-constexpr size_t kTapBytes = 2 * kMaxTaps * sizeof(int) + kConvolveMaxSize * sizeof(int);
+// Whether the tensor-core kernel takes a plane of `channels` bytes a pixel
+// on the current device (for images whose rows are 4-byte aligned).
+bool mma_kernel_applies(const ConvolvePlan& plan, int channels) {
+  if (!plan.integer || channels != 4 || plan.params.width > convolve_mma::kMaxWidth)
+    return false;
+  for (int t : plan.itaps)
+    if (t < -convolve_mma::kMaxTap - 1 || t > convolve_mma::kMaxTap)
+      return false;
+  int device = 0, major = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+         major >= 8;
+}
+
+bool mma_applies(const ConvolvePlan& plan, int channels, const Args& p) {
+  return ((reinterpret_cast<uintptr_t>(p.src) | reinterpret_cast<uintptr_t>(p.dst) | p.src_pitch |
+           p.dst_pitch) & 3u) == 0 &&
+         mma_kernel_applies(plan, channels);
+}
+
+Status launch_mma(const ConvolvePlan& plan, const Args& p, cudaStream_t s) {
+  convolve_mma::Args a{};
+  a.src = p.src;
+  a.dst = p.dst;
+  a.src_pitch = p.src_pitch;
+  a.dst_pitch = p.dst_pitch;
+  a.width = p.width;
+  a.height = p.height;
+  a.lanes = p.lanes;
+  a.kw = p.kw;
+  a.kh = p.kh;
+  a.ax = p.ax;
+  a.ay = p.ay;
+  a.border = p.border;
+  a.division = ConvolveDivision(plan.idivisor, plan.ioffset);
+  a.taps = p.itaps;
+  long long magnitude = 0;
+  for (int t : plan.itaps)
+    magnitude += t < 0 ? -static_cast<long long>(t) : t;
+  const size_t shared = convolve_mma::shared_bytes(a.kh);
+  const long long tiles_y = (a.height + convolve_mma::kTileRows - 1) / convolve_mma::kTileRows;
+  if (tiles_y > 65535)
+    return Status::invalid("convolution: planes taller than 2 097 120 rows are not supported");
+  const dim3 grid(static_cast<unsigned>((a.width + convolve_mma::kTilePx - 1) / convolve_mma::kTilePx),
+                  static_cast<unsigned>(tiles_y));
+  // sums within 2^24 (255 * sum |t|): ConvolveDivision::small
+  if (255 * magnitude <= (1 << 24)) {
+    CUDAFX_CUDA_TRY(cudaFuncSetAttribute(convolve_mma::mma_kernel<true>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(shared)));
+    convolve_mma::mma_kernel<true><<<grid, convolve_mma::kThreads, shared, s>>>(a);
+  } else {
+    CUDAFX_CUDA_TRY(cudaFuncSetAttribute(convolve_mma::mma_kernel<false>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(shared)));
+    convolve_mma::mma_kernel<false><<<grid, convolve_mma::kThreads, shared, s>>>(a);
+  }
+  return Status::ok();
+}
+
+// Device scratch: the taps (ints or floats), the column taps, the integer
+// taps for the tensor-core kernel, then the separable pass's rows for the
+// largest plane.
+constexpr size_t kTapBytes = 3 * kMaxTaps * sizeof(int) + kConvolveMaxSize * sizeof(int);
 
 }  // namespace
+
+bool convolve_cuda_tensor_cores(const ConvolvePlan& plan, int plane) {
+  const FormatInfo& fi = format_info(plan.desc.format);
+  return plane >= 0 && plane < fi.n_planes && plan.filtered[plane] &&
+         mma_kernel_applies(plan, fi.planes[plane].channels);
+}
 
 size_t convolve_cuda_scratch_bytes(const ConvolvePlan& plan) {
   size_t mid = 0;
@@ -179,6 +249,7 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
   float* dev_ftaps = reinterpret_cast<float*>(base + kMaxTaps * sizeof(int));
   int* dev_col = reinterpret_cast<int*>(base + 2 * kMaxTaps * sizeof(int));
   int* dev_mid = reinterpret_cast<int*>(base + kTapBytes);
+  int* dev_mtaps = reinterpret_cast<int*>(base + kTapBytes - kMaxTaps * sizeof(int));
   // The taps: queued copies from the plan (pageable host memory: the
   // runtime stages them before returning, so the plan may change after).
   const int n = plan.params.width * plan.params.height;
@@ -196,6 +267,11 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
                                                : convolve_tile::Arith::Int;
     tile_bias = static_cast<int>(255 * negative);
   }
+  // The integer taps as they are, for the tensor-core kernel (in the float
+  // taps' place: the tiled kernels read one or the other).
+  if (plan.integer)
+    CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_mtaps, plan.itaps.data(), n * sizeof(int),
+                                    cudaMemcpyHostToDevice, s));
   if (two_pass) {
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_itaps, plan.row.data(), plan.row.size() * sizeof(int),
                                     cudaMemcpyHostToDevice, s));
@@ -240,7 +316,10 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
     a.col = dev_col;
     a.mid = dev_mid;
     const int row_values = a.width * a.channels;
-    if (two_pass) {
+    if (mma_applies(plan, a.channels, a)) {
+      a.itaps = dev_mtaps;
+      CUDAFX_TRY(launch_mma(plan, a, s));
+    } else if (two_pass) {
       const dim3 grid((row_values + kThreads - 1) / kThreads, std::min(a.height, 65535));
       convolve_rows<<<grid, kThreads, 0, s>>>(a);
       convolve_cols<<<grid, kThreads, 0, s>>>(a);
