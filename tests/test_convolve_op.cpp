@@ -277,6 +277,39 @@ TEST(ConvolveDivisionRule, EqualsTheIntegerResult) {
   }
 }
 
+// The tensor-core kernel's division (ConvolveMagicDivision) is the integer
+// rule for every sum within 2^24 and divisor within 2^24: divisors of every
+// size class (powers of two and their neighbours, where the multiplier is
+// largest), sums at the ends of the range, around multiples and halves.
+TEST(ConvolveDivisionRule, MagicEqualsTheIntegerResult) {
+  std::mt19937 rng(12);
+  std::vector<int> divisors = {1, -1, 2, 3, -7, 20, 255, 1000, -65535, 1 << 24, -(1 << 24)};
+  for (int b = 1; b < 24; b++)
+    for (int e : {-1, 0, 1})
+      divisors.push_back((rng() & 1 ? 1 : -1) * ((1 << b) + e));
+  for (int i = 0; i < 40; i++)
+    divisors.push_back(static_cast<int>(rng() % (1 << 24)) + 1);
+  EXPECT_FALSE(ConvolveMagicDivision::applies(0));
+  EXPECT_FALSE(ConvolveMagicDivision::applies((1 << 24) + 1));
+  for (int d : divisors) {
+    ASSERT_TRUE(ConvolveMagicDivision::applies(d)) << d;
+    for (int offset : {0, 3, -128, 255}) {
+      const ConvolveMagicDivision magic(d, offset);
+      std::vector<int> sums = {0, 1, -1, 1 << 24, -(1 << 24), (1 << 24) - 1, -(1 << 24) + 1};
+      for (long long k = -200; k <= 200; k++)
+        for (int e = -2; e <= 2; e++)
+          for (long long v : {k * d + e, k * d + d / 2 + e})
+            if (v >= -(1 << 24) && v <= (1 << 24))
+              sums.push_back(static_cast<int>(v));
+      for (int i = 0; i < 5000; i++)
+        sums.push_back(static_cast<int>(rng() % ((1u << 25) + 1)) - (1 << 24));
+      for (int s : sums)
+        ASSERT_EQ(magic(s), convolve_integer_result(s, d, offset))
+            << "s " << s << " d " << d << " offset " << offset;
+    }
+  }
+}
+
 // The largest kernels, single rows and columns, corner anchors, frames
 // smaller than the kernel.
 TEST(ConvolveCuda, LargeAndOddKernelsEqualCpu) {
@@ -385,7 +418,11 @@ TEST(ConvolveCuda, TensorCoreKernelEqualsCpu) {
                                                 "4 16 24 16 4; 1 4 6 4 1"),
                                          extreme(17, 31, 15),  // 255 * sum |t| > 2^24
                                          extreme(3, 3, 16),
-                                         random_kernel(9, 3, 17, true)};
+                                         random_kernel(9, 3, 17, true),
+                                         // centred: staging shifted by 1, 2, 3 pixels
+                                         random_kernel(15, 15, 18, true),
+                                         random_kernel(13, 5, 19, true),
+                                         random_kernel(11, 3, 20, true)};
   kernels[1].anchor_x = 0;
   kernels[1].anchor_y = 14;
   kernels[8].anchor_x = 8;
@@ -413,7 +450,8 @@ TEST(ConvolveCuda, TensorCoreKernelEqualsCpu) {
     }
   }
   // What it does not take runs as before: a float kernel, taps past s8, a
-  // kernel wider than 17, planes of other than 4 bytes.
+  // kernel wider than 17 (or 17 wide with its staging shifted), planes of
+  // other than 4 bytes.
   ConvolvePlan plan;
   ASSERT_TRUE(plan_convolve({PixelFormat::RGBA, 64, 64}, random_kernel(5, 5, 1, false), &plan).is_ok());
   EXPECT_FALSE(convolve_cuda_tensor_cores(plan, 0));
@@ -422,5 +460,9 @@ TEST(ConvolveCuda, TensorCoreKernelEqualsCpu) {
   ASSERT_TRUE(plan_convolve({PixelFormat::RGBA, 64, 64}, random_kernel(19, 3, 2, true), &plan).is_ok());
   EXPECT_FALSE(convolve_cuda_tensor_cores(plan, 0));
   ASSERT_TRUE(plan_convolve({PixelFormat::RGB, 64, 64}, random_kernel(5, 5, 3, true), &plan).is_ok());
+  EXPECT_FALSE(convolve_cuda_tensor_cores(plan, 0));
+  ConvolveParams shifted = random_kernel(17, 3, 4, true);
+  shifted.anchor_x = 7;
+  ASSERT_TRUE(plan_convolve({PixelFormat::RGBA, 64, 64}, shifted, &plan).is_ok());
   EXPECT_FALSE(convolve_cuda_tensor_cores(plan, 0));
 }

@@ -71,6 +71,57 @@ struct ConvolveDivision {
   }
 };
 
+// convolve_integer_result(s, d, offset) in a handful of 32-bit operations,
+// for |s| <= 2^24 and 1 <= |d| <= 2^24 (applies()): with m = 2|d| and
+// n = 2 sign(d) s + |d|, the result is floor(n / m) + offset. n is made
+// non-negative by adding K m (K = ceil(2^26 / m): n + K m < 2^28), and the
+// quotient of that by m is a multiply-high by M = ceil(2^(32+sh) / m),
+// sh = floor(log2 m), and a shift: exact, as M m - 2^(32+sh) = e < m <
+// 2^(sh+1) makes the estimate's excess n e / (m 2^(32+sh)) < 2^(29+sh) /
+// (m 2^(32+sh)) < 1 / m, less than the room 1 - r / m >= 1 / m the
+// remainder r leaves; M < 2^32 unless m is a power of two, where the
+// quotient is the shift alone, n >> sh = mulhi(n, 2^31) >> (sh - 1) (m >= 2).
+// The tensor-core convolution's epilogue: a multiply-add, a multiply-high,
+// a shift and an add a value (quotient), saturated four at a time there.
+struct ConvolveMagicDivision {
+  uint32_t magic = 0x80000000u;
+  int shift = 0;
+  int two_sign = 2;    // 2 sign(d)
+  uint32_t base = 0;   // |d| + K m
+  int add = 0;         // offset - K
+  static bool applies(long long divisor) {
+    return divisor != 0 && divisor >= -(1LL << 24) && divisor <= (1LL << 24);
+  }
+  ConvolveMagicDivision() = default;
+  ConvolveMagicDivision(int divisor, int offset) : two_sign(divisor < 0 ? -2 : 2) {
+    const uint64_t d = divisor < 0 ? -static_cast<int64_t>(divisor) : divisor;
+    const uint64_t m = 2 * d;
+    while ((2ull << shift) <= m)
+      shift++;
+    if ((1ull << shift) != m)
+      magic = static_cast<uint32_t>(((1ull << (32 + shift)) + m - 1) / m);
+    else
+      shift--;  // magic 2^31
+    const uint64_t k = ((1ull << 26) + m - 1) / m;
+    base = static_cast<uint32_t>(d + k * m);
+    add = offset - static_cast<int>(k);
+  }
+  // floor((2 sign(d) s + |d|) / 2|d|) + offset, not saturated.
+  CUDAFX_HD int quotient(int s) const {
+    const uint32_t n = static_cast<uint32_t>(two_sign * s) + base;
+#ifdef __CUDA_ARCH__
+    const uint32_t q = __umulhi(n, magic) >> shift;
+#else
+    const uint32_t q = static_cast<uint32_t>((static_cast<uint64_t>(n) * magic) >> 32) >> shift;
+#endif
+    return static_cast<int>(q) + add;
+  }
+  CUDAFX_HD uint8_t operator()(int s) const {
+    const int r = quotient(s);
+    return static_cast<uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
+  }
+};
+
 // The float path's byte: acc + offset (one rounding) to the nearest integer,
 // ties to even, saturated.
 CUDAFX_HD uint8_t convolve_float_result(float acc, float offset) {

@@ -152,10 +152,14 @@ Status launch_tile(const ConvolvePlan& plan, const Args& p, convolve_tile::Arith
   return Status::invalid("convolution: planes of 1 to 4 bytes a pixel only");
 }
 
-// Whether the tensor-core kernel takes a plane of `channels` bytes a pixel
-// on the current device (for images whose rows are 4-byte aligned).
-bool mma_kernel_applies(const ConvolvePlan& plan, int channels) {
-  if (!plan.integer || channels != 4 || plan.params.width > convolve_mma::kMaxWidth)
+// Whether the tensor-core kernel takes plane `plane` (its filtered bytes
+// those of an RGB format with alpha or padding last or first) on the
+// current device (for images whose rows are 4-byte aligned).
+bool mma_kernel_applies(const ConvolvePlan& plan, int plane) {
+  const int channels = format_info(plan.desc.format).planes[plane].channels;
+  if (!plan.integer || channels != 4 || (plan.lanes[plane] != 0x7u && plan.lanes[plane] != 0xeu) ||
+      convolve_mma::stage_shift(plan.ax) + plan.params.width > convolve_mma::kMaxWidth ||
+      !ConvolveMagicDivision::applies(plan.idivisor))
     return false;
   for (int t : plan.itaps)
     if (t < -convolve_mma::kMaxTap - 1 || t > convolve_mma::kMaxTap)
@@ -166,13 +170,30 @@ bool mma_kernel_applies(const ConvolvePlan& plan, int channels) {
          major >= 8;
 }
 
-bool mma_applies(const ConvolvePlan& plan, int channels, const Args& p) {
+bool mma_applies(const ConvolvePlan& plan, int plane, const Args& p) {
   return ((reinterpret_cast<uintptr_t>(p.src) | reinterpret_cast<uintptr_t>(p.dst) | p.src_pitch |
            p.dst_pitch) & 3u) == 0 &&
-         mma_kernel_applies(plan, channels);
+         mma_kernel_applies(plan, plane);
 }
 
-Status launch_mma(const ConvolvePlan& plan, const Args& p, cudaStream_t s) {
+// Persistent blocks: as many as the device holds at once, at most `units`.
+template <class K>
+Status launch_persistent(K kernel, const convolve_mma::Args& a, size_t shared, long long units,
+                         cudaStream_t s) {
+  CUDAFX_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(shared)));
+  int device = 0, sms = 0, per_sm = 0;
+  CUDAFX_CUDA_TRY(cudaGetDevice(&device));
+  CUDAFX_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDAFX_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel,
+                                                                convolve_mma::kThreads, shared));
+  const long long blocks = std::min<long long>(units, static_cast<long long>(sms) * std::max(per_sm, 1));
+  kernel<<<static_cast<unsigned>(std::max<long long>(blocks, 1)), convolve_mma::kThreads, shared, s>>>(a);
+  return Status::ok();
+}
+
+Status launch_mma(const ConvolvePlan& plan, const Args& p, const uint2* fragments,
+                  cudaStream_t s) {
   convolve_mma::Args a{};
   a.src = p.src;
   a.dst = p.dst;
@@ -186,43 +207,37 @@ Status launch_mma(const ConvolvePlan& plan, const Args& p, cudaStream_t s) {
   a.ax = p.ax;
   a.ay = p.ay;
   a.border = p.border;
-  a.division = ConvolveDivision(plan.idivisor, plan.ioffset);
-  a.taps = p.itaps;
-  long long magnitude = 0;
-  for (int t : plan.itaps)
-    magnitude += t < 0 ? -static_cast<long long>(t) : t;
-  const size_t shared = convolve_mma::shared_bytes(a.kh);
-  const long long tiles_y = (a.height + convolve_mma::kTileRows - 1) / convolve_mma::kTileRows;
-  if (tiles_y > 65535)
-    return Status::invalid("convolution: planes taller than 2 097 120 rows are not supported");
-  const dim3 grid(static_cast<unsigned>((a.width + convolve_mma::kTilePx - 1) / convolve_mma::kTilePx),
-                  static_cast<unsigned>(tiles_y));
-  // sums within 2^24 (255 * sum |t|): ConvolveDivision::small
-  if (255 * magnitude <= (1 << 24)) {
-    CUDAFX_CUDA_TRY(cudaFuncSetAttribute(convolve_mma::mma_kernel<true>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(shared)));
-    convolve_mma::mma_kernel<true><<<grid, convolve_mma::kThreads, shared, s>>>(a);
-  } else {
-    CUDAFX_CUDA_TRY(cudaFuncSetAttribute(convolve_mma::mma_kernel<false>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(shared)));
-    convolve_mma::mma_kernel<false><<<grid, convolve_mma::kThreads, shared, s>>>(a);
-  }
-  return Status::ok();
+  a.division = ConvolveMagicDivision(plan.idivisor, plan.ioffset);
+  a.fragments = fragments;
+  a.o = convolve_mma::stage_shift(a.ax);
+  using namespace convolve_mma;
+  const long long tiles = ((a.width + kTilePx - 1LL) / kTilePx) *
+                          ((a.height + kTileRows - 1LL) / kTileRows);
+  if (tiles > (1LL << 30))
+    return Status::invalid("convolution: planes of more than 2^30 tiles are not supported");
+  const size_t shared = shared_bytes(a.kh);
+  constexpr int kShort = steps_for(kShortKernel), kLong = steps_for(kConvolveMaxSize);
+  if (a.kh <= kShortKernel)
+    return a.lanes == 0x7u ? launch_persistent(mma_kernel<0x7u, kShort>, a, shared, tiles, s)
+                           : launch_persistent(mma_kernel<0xeu, kShort>, a, shared, tiles, s);
+  return a.lanes == 0x7u ? launch_persistent(mma_kernel<0x7u, kLong>, a, shared, tiles, s)
+                         : launch_persistent(mma_kernel<0xeu, kLong>, a, shared, tiles, s);
 }
 
-// Device scratch: the taps (ints or floats), the column taps, the integer
-// taps for the tensor-core kernel, then the separable pass's rows for the
+// Device scratch: the taps (ints or floats), the column taps, the
+// tensor-core kernel's B fragments, then the separable pass's rows for the
 // largest plane.
-constexpr size_t kTapBytes = 3 * kMaxTaps * sizeof(int) + kConvolveMaxSize * sizeof(int);
+constexpr size_t kFragmentBytes = kConvolveMaxSize * 2 * 32 * sizeof(uint2);
+constexpr size_t kFragmentOffset =
+    (2 * kMaxTaps * sizeof(int) + kConvolveMaxSize * sizeof(int) + 15) / 16 * 16;
+constexpr size_t kTapBytes = kFragmentOffset + kFragmentBytes;
 
 }  // namespace
 
 bool convolve_cuda_tensor_cores(const ConvolvePlan& plan, int plane) {
   const FormatInfo& fi = format_info(plan.desc.format);
   return plane >= 0 && plane < fi.n_planes && plan.filtered[plane] &&
-         mma_kernel_applies(plan, fi.planes[plane].channels);
+         mma_kernel_applies(plan, plane);
 }
 
 size_t convolve_cuda_scratch_bytes(const ConvolvePlan& plan) {
@@ -249,7 +264,7 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
   float* dev_ftaps = reinterpret_cast<float*>(base + kMaxTaps * sizeof(int));
   int* dev_col = reinterpret_cast<int*>(base + 2 * kMaxTaps * sizeof(int));
   int* dev_mid = reinterpret_cast<int*>(base + kTapBytes);
-  int* dev_mtaps = reinterpret_cast<int*>(base + kTapBytes - kMaxTaps * sizeof(int));
+  uint2* dev_fragments = reinterpret_cast<uint2*>(base + kFragmentOffset);
   // The taps: queued copies from the plan (pageable host memory: the
   // runtime stages them before returning, so the plan may change after).
   const int n = plan.params.width * plan.params.height;
@@ -267,11 +282,17 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
                                                : convolve_tile::Arith::Int;
     tile_bias = static_cast<int>(255 * negative);
   }
-  // The integer taps as they are, for the tensor-core kernel (in the float
-  // taps' place: the tiled kernels read one or the other).
-  if (plan.integer)
-    CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_mtaps, plan.itaps.data(), n * sizeof(int),
-                                    cudaMemcpyHostToDevice, s));
+  // The tensor-core kernel's B fragments, where a plane may take it.
+  const FormatInfo& planes_info = format_info(plan.desc.format);
+  bool any_mma = false;
+  for (int i = 0; i < planes_info.n_planes; i++)
+    any_mma |= plan.filtered[i] && mma_kernel_applies(plan, i);
+  if (any_mma) {
+    const std::vector<uint32_t> fragments = convolve_mma::mma_fragments(
+        plan.itaps, plan.params.width, plan.params.height, convolve_mma::stage_shift(plan.ax));
+    CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_fragments, fragments.data(),
+                                    fragments.size() * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
+  }
   if (two_pass) {
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_itaps, plan.row.data(), plan.row.size() * sizeof(int),
                                     cudaMemcpyHostToDevice, s));
@@ -316,9 +337,8 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
     a.col = dev_col;
     a.mid = dev_mid;
     const int row_values = a.width * a.channels;
-    if (mma_applies(plan, a.channels, a)) {
-      a.itaps = dev_mtaps;
-      CUDAFX_TRY(launch_mma(plan, a, s));
+    if (mma_applies(plan, i, a)) {
+      CUDAFX_TRY(launch_mma(plan, a, dev_fragments, s));
     } else if (two_pass) {
       const dim3 grid((row_values + kThreads - 1) / kThreads, std::min(a.height, 65535));
       convolve_rows<<<grid, kThreads, 0, s>>>(a);

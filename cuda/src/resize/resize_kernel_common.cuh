@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "common/pack_bytes.cuh"
 #include "cudafx/resize.hpp"
 
 namespace cudafx {
@@ -42,16 +43,6 @@ __host__ __device__ constexpr int filter_px(int C) { return C == 1 ? 8 : 4; }
 // Packs the low bytes of four words.
 __device__ __forceinline__ uint32_t pack4(uint32_t b0, uint32_t b1, uint32_t b2, uint32_t b3) {
   return __byte_perm(__byte_perm(b0, b1, 0x0040), __byte_perm(b2, b3, 0x0040), 0x5410);
-}
-
-// Four ints saturated to [0, 255] and packed as bytes (the first lowest):
-// two instructions (cvt.pack.sat, sm_72 and later) instead of two clamps a
-// value and three byte permutes.
-__device__ __forceinline__ uint32_t pack4_saturated(int32_t r0, int32_t r1, int32_t r2, int32_t r3) {
-  uint32_t hi, d;
-  asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, 0;" : "=r"(hi) : "r"(r3), "r"(r2));
-  asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(r1), "r"(r0), "r"(hi));
-  return d;
 }
 
 // Four vertical sums (resize_math.hpp: sum of weight(k) * value(k, q) over
