@@ -22,14 +22,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kMaxTaps = kConvolveMaxSize * kConvolveMaxSize;
 
-struct Args {
-  const uint8_t* src;
-  uint8_t* dst;
-  size_t src_pitch, dst_pitch;
-  int width, height, channels;  // pixels, bytes a pixel
-  unsigned lanes;
-  int kw, kh, ax, ay;
-  BorderMode border;
+struct Args : ConvolvePlaneArgs {
+  int channels;               // bytes a pixel
   ConvolveDivision division;  // the plan's integer rounding (idivisor, ioffset)
   const int* itaps;      // device: the row taps (kw)
   const int* col;        // device: the column taps (kh)
@@ -119,18 +113,7 @@ void launch_tile_c(const convolve_tile::Args& a, convolve_tile::Arith arith, siz
 Status launch_tile(const ConvolvePlan& plan, const Args& p, convolve_tile::Arith arith, int bias,
                    const void* taps, cudaStream_t s) {
   convolve_tile::Args a{};
-  a.src = p.src;
-  a.dst = p.dst;
-  a.src_pitch = p.src_pitch;
-  a.dst_pitch = p.dst_pitch;
-  a.width = p.width;
-  a.height = p.height;
-  a.lanes = p.lanes;
-  a.kw = p.kw;
-  a.kh = p.kh;
-  a.ax = p.ax;
-  a.ay = p.ay;
-  a.border = p.border;
+  static_cast<ConvolvePlaneArgs&>(a) = p;
   a.division = ConvolveDivision(plan.idivisor, plan.ioffset);
   a.bias = bias;
   a.foffset = plan.foffset;
@@ -195,18 +178,7 @@ Status launch_persistent(K kernel, const convolve_mma::Args& a, size_t shared, l
 Status launch_mma(const ConvolvePlan& plan, const Args& p, const uint2* fragments,
                   cudaStream_t s) {
   convolve_mma::Args a{};
-  a.src = p.src;
-  a.dst = p.dst;
-  a.src_pitch = p.src_pitch;
-  a.dst_pitch = p.dst_pitch;
-  a.width = p.width;
-  a.height = p.height;
-  a.lanes = p.lanes;
-  a.kw = p.kw;
-  a.kh = p.kh;
-  a.ax = p.ax;
-  a.ay = p.ay;
-  a.border = p.border;
+  static_cast<ConvolvePlaneArgs&>(a) = p;
   a.division = ConvolveMagicDivision(plan.idivisor, plan.ioffset);
   a.fragments = fragments;
   a.o = convolve_mma::stage_shift(a.ax);

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "common/pack_bytes.cuh"
+#include "convolve/convolve_plane_args.hpp"
 #include "cudafx/border.hpp"
 #include "cudafx/convolve_math.hpp"
 
@@ -86,14 +87,8 @@ inline std::vector<uint32_t> mma_fragments(const std::vector<int>& taps, int kw,
   return out;
 }
 
-struct Args {
-  const uint8_t* src;
-  uint8_t* dst;
-  size_t src_pitch, dst_pitch;  // multiples of 4; src and dst 4-byte aligned
-  int width, height;            // pixels
-  unsigned lanes;               // bit c: byte c of a pixel is filtered
-  int kw, kh, ax, ay;
-  BorderMode border;
+// The plane's pitches multiples of 4, src and dst 4-byte aligned.
+struct Args : ConvolvePlaneArgs {
   ConvolveMagicDivision division;
   const uint2* fragments;  // device: mma_fragments
   int o;                   // stage_shift(ax)

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "convolve/convolve_plane_args.hpp"
 #include "cudafx/border.hpp"
 #include "cudafx/convolve_math.hpp"
 #include "cudafx/hd.hpp"
@@ -43,14 +44,7 @@ constexpr int kTileRows = kThreadsY * kRowsY;    // 32
 
 enum class Arith { Packed, ExactFloat, Int, Float };
 
-struct Args {
-  const uint8_t* src;
-  uint8_t* dst;
-  size_t src_pitch, dst_pitch;
-  int width, height;  // pixels
-  unsigned lanes;     // bit c: byte c of a pixel is filtered
-  int kw, kh, ax, ay;
-  BorderMode border;
+struct Args : ConvolvePlaneArgs {
   ConvolveDivision division;  // integer paths: s -> byte
   int bias;                   // packed: B
   float foffset;
