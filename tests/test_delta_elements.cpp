@@ -703,14 +703,6 @@ void log_src_pad(GstElement* bin, const char* name, PadLog* log) {
   gst_object_unref(e);
 }
 
-void push_flush(GstHarness* h) {
-  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
-  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
-  GstSegment segment;
-  gst_segment_init(&segment, GST_FORMAT_TIME);
-  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
-}
-
 // Pushes `clip` through the encoder-decoder harness `h` from frame `first`
 // on and expects each frame back within `threshold`, at the clip's size,
 // with the output caps saying so.

@@ -19,6 +19,7 @@
 #include "support/gpu.hpp"
 #include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
+#include "support/harness.hpp"
 #include "support/host_image.hpp"
 
 using namespace cudafx;
@@ -79,14 +80,6 @@ std::vector<Frame> pull_frames(GstHarness* h, const ImageDesc& desc) {
     out.push_back(std::move(f));
   }
   return out;
-}
-
-void push_flush(GstHarness* h) {
-  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
-  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
-  GstSegment segment;
-  gst_segment_init(&segment, GST_FORMAT_TIME);
-  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
 }
 
 // The encoder's packets for `clip` without overlap (CPU backend: the bytes

@@ -165,4 +165,12 @@ std::string negotiated_memory(GstHarness* h) {
   return m;
 }
 
+void push_flush(GstHarness* h) {
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+}
+
 }  // namespace testing_support

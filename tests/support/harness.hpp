@@ -51,4 +51,8 @@ char pad_memory(GstElement* e, const char* pad_name);
 // back to system memory still gives the right pixels.
 std::string negotiated_memory(GstHarness* h);
 
+// A flush as a flushing seek makes it (FLUSH_START, FLUSH_STOP resetting
+// time, a new TIME segment), pushed into `h` (failures are test failures).
+void push_flush(GstHarness* h);
+
 }  // namespace testing_support
