@@ -11,6 +11,7 @@
 #include <set>
 
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_entropy.hpp"
 #include "cudafx/delta_predict_math.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/delta_tile_entropy_cuda.hpp"
@@ -276,6 +277,42 @@ TEST(DeltaV4Entropy, DamageBehindValidCrcsIsCaught) {
       }
     }
   }
+}
+
+// A decoder whose tile decoding fails as a backend would (a CUDA error in
+// the GPU lane decoder) or as a bad packet does.
+class DecoderFailingTiles : public DeltaDecoderBase {
+ public:
+  DecoderFailingTiles(const ImageDesc& desc, Status failure) : failure_(std::move(failure)) {
+    EXPECT_TRUE(init(desc).is_ok());
+  }
+
+ protected:
+  Status reconstruct(bool, uint64_t*) override { return Status::ok(); }
+  Status reconstruct_tiles(int, uint64_t*) override { return Status::ok(); }
+  Status decode_tiles(int, bool, const uint8_t*, size_t, size_t, bool) override { return failure_; }
+
+ private:
+  Status failure_;
+};
+
+// The backend failing while it decodes the tiles is Failed (the element
+// stops with an error), not Corrupt (a dropped packet and a keyframe
+// request that could not help); a packet the tile decoder refuses is
+// Corrupt. Both name the cause.
+TEST(DeltaV4Entropy, BackendFailureIsFailedNotCorrupt) {
+  const ImageDesc desc{PixelFormat::RGBA, 40, 20};
+  const std::vector<uint8_t> p = encode_v4(make_clip(desc, 1, 5), 2, 0)[0];
+  std::string err;
+  DecoderFailingTiles cuda(desc, Status::error(StatusCode::CudaError,
+                                               "lanes: an illegal memory access was encountered"));
+  EXPECT_EQ(cuda.decode(p.data(), p.size(), &err), DeltaDecodeResult::Failed);
+  EXPECT_EQ(err, "delta packet: lanes: an illegal memory access was encountered");
+  DecoderFailingTiles memory(desc, Status::error(StatusCode::OutOfMemory, "out of memory"));
+  EXPECT_EQ(memory.decode(p.data(), p.size(), &err), DeltaDecodeResult::Failed);
+  DecoderFailingTiles packet(desc, Status::invalid("v4 payload: lane 3 overruns its stream"));
+  EXPECT_EQ(packet.decode(p.data(), p.size(), &err), DeltaDecodeResult::Corrupt);
+  EXPECT_EQ(err, "delta packet: v4 payload: lane 3 overruns its stream");
 }
 
 // The quantiser byte that starts the payload may not exceed the header's

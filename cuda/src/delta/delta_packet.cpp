@@ -138,8 +138,8 @@ Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, siz
                            " above the threshold " + std::to_string(info.threshold));
   const Status s = decode(*quantiser, info.keyframe, data + kDeltaHeaderSize + 1,
                           size - kDeltaHeaderSize - 1, info.raw_size, !info.refresh);
-  if (!s.is_ok())
-    return Status::invalid("delta packet: " + s.message());
+  if (!s.is_ok())  // the decoder's code kept: a backend failure is not a bad packet
+    return Status::error(s.code(), "delta packet: " + s.message());
   (void)layout;  // read_delta_header checked the packet against it
   return Status::ok();
 }

@@ -176,7 +176,11 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
     lose_sync();
     if (error)
       *error = p.message();
-    return DeltaDecodeResult::Corrupt;
+    // A packet that fails validation is InvalidArgument; anything else is
+    // the backend failing (a CUDA error in the GPU lane decoder), which no
+    // keyframe cures.
+    return p.code() == StatusCode::InvalidArgument ? DeltaDecodeResult::Corrupt
+                                                    : DeltaDecodeResult::Failed;
   }
   raw_size_ = info.raw_size;
   uint64_t checksum = 0;
