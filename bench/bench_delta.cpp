@@ -150,7 +150,9 @@ int main(int argc, char** argv) {
      << "and 3 (compression=rans: context models and rANS, every plane in slices of at least "
      << "128 KiB, at most 16 a frame, coded on the host's threads). *kernels*: format 4 the "
      << "prediction stage, format 3 residuals, reference update and tile flags, both with the "
-     << "checksum, on the GPU (CUDA events); *CUDA encoder*: "
+     << "checksum, on the GPU (CUDA events), *cold* on frames and references "
+     << "rotated through 256 MB (none in L2), *hot* alternating two frames over one reference "
+     << "(at 1080p all in L2: an upper bound); *CUDA encoder*: "
      << "those plus the copies back, packing and the entropy stage; *host ms*: the host CPU "
      << "time the CUDA encoder takes a frame (all its threads); *CPU encoder*: our CPU "
      << "backend; *element*: `appsrc ! cudadeltaenc ! fakesink` on pre-made buffers, CUDA "
@@ -162,11 +164,11 @@ int main(int argc, char** argv) {
      << "validation and entropy decoding on the CPU, the payload applied and checked on the "
      << "GPU). "
      << "Frames/s.\n\n";
-  md << "| frame | format | kernels | CUDA encoder | host ms | CPU encoder | "
+  md << "| frame | format | kernels cold | kernels hot | CUDA encoder | host ms | CPU encoder | "
      << "element CUDA, system memory | element CUDA, system memory, overlap | % pinned | "
      << "element CUDA, CUDA memory | element CPU | CUDA decoder | "
      << "CPU decoder |\n"
-     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   dec_md << "The decoder element, format 4, on a stream of the CUDA encoder's packets (each "
          << "pushed once, `appsrc ! cudadeltadec ! fakesink`), CUDA backend: frames out in "
          << "pinned system memory (the decoder's pool), the same with `overlap=true` (each "
@@ -214,7 +216,7 @@ int main(int argc, char** argv) {
         cpu_fps = iters / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       }
     }
-    double kernel_fps = -1, enc_fps = -1, host_ms = -1;
+    double kernel_fps = -1, cold_fps = -1, enc_fps = -1, host_ms = -1;
     if (gpu) {
       CudaStream stream;
       DeviceBuffer da, db;
@@ -249,6 +251,34 @@ int main(int argc, char** argv) {
           float ms = 0;
           if (e1.elapsed_since(e0, &ms).is_ok())
             kernel_fps = iters / (ms * 1e-3);
+          // Cold: the same kernels over triples (frame a, frame b, a
+          // reference) rotated through kColdBytes, none found in L2; a
+          // triple's frames alternate between its uses, as above.
+          const int triples = cold_count(3 * size);
+          DeviceFrames fa, fb, refs;
+          if (make_frames(&fa, size, triples, a.data(), stream.get()) &&
+              make_frames(&fb, size, triples, b.data(), stream.get()) &&
+              make_frames(&refs, size, triples, a.data(), stream.get())) {
+            const int uses = std::max(iters, 2 * triples);
+            (void)e0.record(stream.get());
+            for (int i = 0; i < uses; i++) {
+              const int k = i % triples;
+              const ImageView cur = packed_view(desc, ((i / triples) & 1) ? fb.frame(k) : fa.frame(k));
+              const ImageView ref = packed_view(desc, refs.frame(k));
+              if (v4)
+                (void)delta_tiles_encode_cuda(layout, cur, ref, 10, DeltaIntra{}, res.bytes(),
+                                              flags.bytes(), stream.get());
+              else
+                (void)delta_residual_cuda(layout, cur, ref, 10, res.bytes(), flags.bytes(),
+                                          stream.get());
+              (void)delta_checksum_cuda(layout, ref, static_cast<uint64_t*>(sum.get()),
+                                        stream.get());
+            }
+            (void)e1.record(stream.get());
+            (void)e1.synchronize();
+            if (e1.elapsed_since(e0, &ms).is_ok())
+              cold_fps = uses / (ms * 1e-3);
+          }
         }
         const double cpu0 = process_cpu_seconds();
         const auto t0 = std::chrono::steady_clock::now();
@@ -311,7 +341,7 @@ int main(int argc, char** argv) {
              << pinned_share(over, size, facts.d2h_pinned_gbs) << " | " << rate(cuda) << " |\n";
     }
     md << "| " << c.name << " | " << (v4 ? "4 (predictive)" : "3 (rans)") << " | "
-       << rate(kernel_fps) << " | " << rate(enc_fps) << " | "
+       << rate(cold_fps) << " | " << rate(kernel_fps) << " | " << rate(enc_fps) << " | "
        << (host_ms < 0 ? std::string("n/a") : fmt("%.2f", host_ms)) << " | " << rate(cpu_fps) << " | " << rate(el_sys) << " | " << rate(el_overlap) << " | "
        << pinned_share(el_overlap, size, facts.h2d_pinned_gbs) << " | " << rate(el_cuda) << " | "
        << rate(el_cpu) << " | " << rate(cuda_dec_fps) << " | " << rate(dec_fps) << " |\n";
