@@ -415,6 +415,17 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
   if (r != cudafx::DeltaDecodeResult::Frame)
     return drop (self, frame, error);
 
+  /* Allocating may renegotiate (downstream asked to reconfigure) and push
+   * new caps at once: the frame kept back goes out under the caps it was
+   * made for, first. */
+  if (before && gst_pad_needs_reconfigure (GST_VIDEO_DECODER_SRC_PAD (decoder))) {
+    const GstFlowReturn before_ret = finish_behind (self, *before);
+    before.reset ();
+    if (before_ret != GST_FLOW_OK) {
+      gst_video_decoder_drop_frame (decoder, frame);
+      return before_ret;
+    }
+  }
   const GstFlowReturn ret = gst_video_decoder_allocate_output_frame (decoder, frame);
   if (ret != GST_FLOW_OK) {
     if (before)
@@ -454,11 +465,22 @@ gst_cuda_delta_dec_handle_frame (GstVideoDecoder * decoder, GstVideoCodecFrame *
   return before_ret != GST_FLOW_OK ? before_ret : frame_ret;
 }
 
-/* EOS and drains (a gap, a DISCONT upstream): the frame kept back out. */
+/* EOS (finish) and the base class's drains (drain): the frame kept back
+ * out. */
 static GstFlowReturn
 gst_cuda_delta_dec_finish (GstVideoDecoder * decoder)
 {
   return finish_behind (GST_CUDA_DELTA_DEC (decoder));
+}
+
+/* A GAP goes downstream at once (GstVideoDecoder drains on it only in
+ * trick modes): the frame kept back goes first, keeping the order. */
+static gboolean
+gst_cuda_delta_dec_sink_event (GstVideoDecoder * decoder, GstEvent * event)
+{
+  if (GST_EVENT_TYPE (event) == GST_EVENT_GAP)
+    (void) finish_behind (GST_CUDA_DELTA_DEC (decoder));
+  return GST_VIDEO_DECODER_CLASS (gst_cuda_delta_dec_parent_class)->sink_event (decoder, event);
 }
 
 /* A flush (FLUSH_STOP, or reverse playback's discont): what follows does
@@ -531,8 +553,9 @@ gst_cuda_delta_dec_negotiate (GstVideoDecoder * decoder)
   if (overlapping != st->overlapping)
     GST_INFO_OBJECT (decoder, "frames %s", overlapping ?
         "downloaded behind: one frame of latency" : "out as they decode");
-  if (!overlapping)
-    (void) finish_behind (GST_CUDA_DELTA_DEC (decoder));
+  /* A frame kept back stays so: negotiation may run inside handle_frame
+   * (allocating or finishing a frame), where pushing it would reorder the
+   * frames; handle_frame puts it out whatever the setting. */
   st->overlapping = overlapping;
   /* one frame of latency with overlap (a frame leaves when the next has
    * decoded), none otherwise */
@@ -687,6 +710,7 @@ gst_cuda_delta_dec_class_init (GstCudaDeltaDecClass * klass)
   dec_class->flush = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_flush);
   dec_class->finish = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_finish);
   dec_class->drain = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_finish);
+  dec_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_sink_event);
   dec_class->negotiate = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_negotiate);
   dec_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_decide_allocation);
   dec_class->sink_query = GST_DEBUG_FUNCPTR (gst_cuda_delta_dec_sink_query);

@@ -334,3 +334,63 @@ TEST(DeltaCodecOverlap, CpuBackendAddsNoLatency) {
   EXPECT_EQ(gst_harness_query_latency(dec), 0u);
   gst_harness_teardown(dec);
 }
+
+namespace {
+
+// What leaves the harnessed element, in order: 'B' a buffer, 'G' a GAP.
+struct Order {
+  std::string seen;
+};
+
+GstPadProbeReturn note_order(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  auto* o = static_cast<Order*>(data);
+  if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER)
+    o->seen += 'B';
+  else if (GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_GAP)
+    o->seen += 'G';
+  return GST_PAD_PROBE_OK;
+}
+
+void watch_order(GstHarness* h, Order* o) {
+  gst_pad_add_probe(h->sinkpad,
+                    static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER |
+                                                 GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM),
+                    note_order, o, nullptr);
+}
+
+}  // namespace
+
+// Buffers and a GAP keep their order with a frame kept back: GstVideoEncoder
+// holds serialized events until the frames before them are out;
+// GstVideoDecoder forwards a GAP at once, so cudadeltadec puts its kept
+// frame out first.
+TEST(DeltaCodecOverlap, FrameKeptBackLeavesBeforeAGap) {
+  SKIP_WITHOUT_GPU();
+  const ImageDesc desc{PixelFormat::RGBA, 96, 64};
+  const auto clip = make_clip(desc, 8, 38);
+  {
+    GstHarness* h = gst_harness_new_parse("cudadeltaenc backend=cuda overlap=true threshold=2");
+    gst_harness_set_src_caps_str(h, caps_string(desc).c_str());
+    Order o;
+    watch_order(h, &o);
+    for (int n = 0; n < 3; n++)
+      ASSERT_EQ(gst_harness_push(h, timed_buffer(clip[n], n)), GST_FLOW_OK);
+    ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_gap(3 * kFrame, kFrame)));
+    EXPECT_EQ(o.seen, "BB") << "encoder: frame 2 kept back, the GAP waits behind it";
+    ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
+    EXPECT_EQ(o.seen, "BBBG") << "encoder";
+    gst_harness_teardown(h);
+  }
+  {
+    const auto packets = damaged_stream(clip);
+    GstHarness* h = gst_harness_new_parse("cudadeltadec backend=cuda overlap=true");
+    gst_harness_set_caps_str(h, stream_caps(desc).c_str(), caps_string(desc).c_str());
+    Order o;
+    watch_order(h, &o);
+    for (size_t n = 0; n < 3; n++)
+      ASSERT_EQ(gst_harness_push(h, packet_buffer(packets[n], n)), GST_FLOW_OK);
+    ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_gap(3 * kFrame, kFrame)));
+    EXPECT_EQ(o.seen, "BBBG") << "decoder";
+    gst_harness_teardown(h);
+  }
+}
