@@ -278,7 +278,7 @@ TEST(ConvolveDivisionRule, EqualsTheIntegerResult) {
 }
 
 // The tensor-core kernel's division (ConvolveMagicDivision) is the integer
-// rule for every sum within 2^24 and divisor within 2^24: divisors of every
+// rule for every sum within 2^25 and divisor within 2^24: divisors of every
 // size class (powers of two and their neighbours, where the multiplier is
 // largest), sums at the ends of the range, around multiples and halves.
 TEST(ConvolveDivisionRule, MagicEqualsTheIntegerResult) {
@@ -295,14 +295,15 @@ TEST(ConvolveDivisionRule, MagicEqualsTheIntegerResult) {
     ASSERT_TRUE(ConvolveMagicDivision::applies(d)) << d;
     for (int offset : {0, 3, -128, 255}) {
       const ConvolveMagicDivision magic(d, offset);
-      std::vector<int> sums = {0, 1, -1, 1 << 24, -(1 << 24), (1 << 24) - 1, -(1 << 24) + 1};
+      constexpr int kMax = static_cast<int>(ConvolveMagicDivision::kMaxSum);
+      std::vector<int> sums = {0, 1, -1, kMax, -kMax, kMax - 1, -kMax + 1, 1 << 24, -(1 << 24)};
       for (long long k = -200; k <= 200; k++)
         for (int e = -2; e <= 2; e++)
-          for (long long v : {k * d + e, k * d + d / 2 + e})
-            if (v >= -(1 << 24) && v <= (1 << 24))
+          for (long long v : {k * d + e, k * d + d / 2 + e, kMax - k * d - e, -kMax + k * d + e})
+            if (v >= -kMax && v <= kMax)
               sums.push_back(static_cast<int>(v));
       for (int i = 0; i < 5000; i++)
-        sums.push_back(static_cast<int>(rng() % ((1u << 25) + 1)) - (1 << 24));
+        sums.push_back(static_cast<int>(rng() % (2u * kMax + 1)) - kMax);
       for (int s : sums)
         ASSERT_EQ(magic(s), convolve_integer_result(s, d, offset))
             << "s " << s << " d " << d << " offset " << offset;

@@ -72,9 +72,10 @@ struct ConvolveDivision {
 };
 
 // convolve_integer_result(s, d, offset) in a handful of 32-bit operations,
-// for |s| <= 2^24 and 1 <= |d| <= 2^24 (applies()): with m = 2|d| and
-// n = 2 sign(d) s + |d|, the result is floor(n / m) + offset. n is made
-// non-negative by adding K m (K = ceil(2^26 / m): n + K m < 2^28), and the
+// for |s| <= kMaxSum = 2^25 and 1 <= |d| <= 2^24 (applies()): with m = 2|d|
+// and n = 2 sign(d) s + |d| (|n| <= 2^26 + 2^24), the result is
+// floor(n / m) + offset. n is made non-negative by adding K m (K =
+// ceil(2^26 / m), so 2^26 <= K m < 2^26 + m: 0 < n + K m < 2^28), and the
 // quotient of that by m is a multiply-high by M = ceil(2^(32+sh) / m),
 // sh = floor(log2 m), and a shift: exact, as M m - 2^(32+sh) = e < m <
 // 2^(sh+1) makes the estimate's excess n e / (m 2^(32+sh)) < 2^(29+sh) /
@@ -84,6 +85,7 @@ struct ConvolveDivision {
 // The tensor-core convolution's epilogue: a multiply-add, a multiply-high,
 // a shift and an add a value (quotient), saturated four at a time there.
 struct ConvolveMagicDivision {
+  static constexpr long long kMaxSum = 1LL << 25;  // |s|
   uint32_t magic = 0x80000000u;
   int shift = 0;
   int two_sign = 2;    // 2 sign(d)

@@ -144,13 +144,23 @@ bool mma_kernel_applies(const ConvolvePlan& plan, int plane) {
       convolve_mma::stage_shift(plan.ax) + plan.params.width > convolve_mma::kMaxWidth ||
       !ConvolveMagicDivision::applies(plan.idivisor))
     return false;
-  for (int t : plan.itaps)
+  long long magnitude = 0;
+  for (int t : plan.itaps) {
     if (t < -convolve_mma::kMaxTap - 1 || t > convolve_mma::kMaxTap)
       return false;
-  int device = 0, major = 0;
-  return cudaGetDevice(&device) == cudaSuccess &&
-         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-         major >= 8;
+    magnitude += t < 0 ? -static_cast<long long>(t) : t;
+  }
+  if (255 * magnitude > ConvolveMagicDivision::kMaxSum)
+    return false;
+  // The code the device runs must hold the kernel's body: SASS or PTX of
+  // sm_80 and up (a build for older targets JIT-compiled for this device
+  // has an empty one: the device's own capability does not say).
+  cudaFuncAttributes attrs{};
+  if (cudaFuncGetAttributes(&attrs, convolve_mma::mma_kernel<0x7u, 3>) != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky
+    return false;
+  }
+  return attrs.binaryVersion >= 80 && attrs.ptxVersion >= 80;
 }
 
 bool mma_applies(const ConvolvePlan& plan, int plane, const Args& p) {
@@ -189,6 +199,7 @@ Status launch_mma(const ConvolvePlan& plan, const Args& p, const uint2* fragment
     return Status::invalid("convolution: planes of more than 2^30 tiles are not supported");
   const size_t shared = shared_bytes(a.kh);
   constexpr int kShort = steps_for(kShortKernel), kLong = steps_for(kConvolveMaxSize);
+  static_assert(kShort == 3, "mma_kernel_applies asks mma_kernel<0x7u, 3> for its code");
   if (a.kh <= kShortKernel)
     return a.lanes == 0x7u ? launch_persistent(mma_kernel<0x7u, kShort>, a, shared, tiles, s)
                            : launch_persistent(mma_kernel<0xeu, kShort>, a, shared, tiles, s);
