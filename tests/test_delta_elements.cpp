@@ -27,6 +27,7 @@
 #include "cudafx/delta.hpp"
 #include "support/clip.hpp"
 #include "support/delta_reseal.hpp"
+#include "support/delta_streams.hpp"
 #include "support/gpu.hpp"
 #include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
@@ -53,13 +54,6 @@ std::string format_and_threshold(
          std::to_string(std::get<1>(info.param));
 }
 
-GstBuffer* timed_buffer(const HostImage& img, int n, int fps = 30) {
-  GstBuffer* b = buffer_from_image(img, 2);
-  GST_BUFFER_PTS(b) = n * GST_SECOND / fps;
-  GST_BUFFER_DURATION(b) = GST_SECOND / fps;
-  return b;
-}
-
 // True when a force-key-unit event went upstream out of the harness since
 // the last call (the other upstream events are dropped).
 bool keyframe_requested(GstHarness* h) {
@@ -69,13 +63,6 @@ bool keyframe_requested(GstHarness* h) {
     gst_event_unref(e);
   }
   return asked;
-}
-
-// The delta stream's caps for frames of `d`.
-std::string stream_caps(const ImageDesc& d) {
-  return std::string("video/x-cudafx-delta,version=4,format=") + format_info(d.format).name +
-         ",width=" + std::to_string(d.width) + ",height=" + std::to_string(d.height) +
-         ",framerate=30/1";
 }
 
 }  // namespace
@@ -1126,22 +1113,6 @@ TEST(DeltaEncoderMemory, CudaBackendWithoutDeviceFailsWithClearError) {
 
 namespace {
 
-// The delta stream of `clip` (CPU encoder, a keyframe every 5), with packet
-// 7 truncated.
-std::vector<std::vector<uint8_t>> stream_of(const std::vector<HostImage>& clip, int threshold) {
-  std::unique_ptr<DeltaEncoder> enc;
-  EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
-  std::vector<std::vector<uint8_t>> packets(clip.size());
-  for (size_t n = 0; n < clip.size(); n++) {
-    DeltaEncodeSettings s;
-    s.threshold = threshold;
-    s.force_keyframe = n % 5 == 0;
-    EXPECT_TRUE(enc->encode(clip[n].view(), s, &packets[n]).is_ok());
-  }
-  packets[7].resize(packets[7].size() / 2);
-  return packets;
-}
-
 // The frames `pipeline` (starting with cudadeltadec) outputs for `packets`,
 // in system memory; null images for packets that gave none.
 // `check`, when given, looks at the harness's bin once every packet went
@@ -1195,7 +1166,7 @@ TEST_P(DeltaDecoderBackends, CudaDecodesToTheSameFramesAsCpu) {
   SKIP_WITHOUT_GPU();
   const auto [format, threshold] = GetParam();
   const ImageDesc desc{format, 161, 93};
-  const auto packets = stream_of(make_clip(desc, 12, 23), threshold);
+  const auto packets = damaged_delta_stream(make_clip(desc, 12, 23), threshold);
   const auto cpu = decode_stream("cudadeltadec backend=cpu", desc, packets);
   std::string type;
   const auto cuda = decode_stream("cudadeltadec backend=cuda", desc, packets, &type);
@@ -1214,7 +1185,7 @@ TEST(DeltaDecoderMemory, CudaMemoryOutGivesTheSameFrames) {
   SKIP_UNLESS_GPU_READY(have_element("cudadownload"), "nvcodec's cudadownload is not available");
   for (PixelFormat f : {PixelFormat::NV12, PixelFormat::RGBA}) {
     const ImageDesc desc{f, 333, 211};
-    const auto packets = stream_of(make_clip(desc, 12, 24), 3);
+    const auto packets = damaged_delta_stream(make_clip(desc, 12, 24), 3);
     const auto cpu = decode_stream("cudadeltadec backend=cpu", desc, packets);
     const auto cuda = decode_stream("cudadeltadec name=dec backend=cuda ! cudadownload name=down",
                                     desc, packets, nullptr, [](GstElement* bin) {

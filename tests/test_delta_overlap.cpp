@@ -16,6 +16,7 @@
 
 #include "cudafx/delta.hpp"
 #include "support/clip.hpp"
+#include "support/delta_streams.hpp"
 #include "support/gpu.hpp"
 #include "support/gst_env.hpp"
 #include "support/gst_frames.hpp"
@@ -28,19 +29,6 @@ using namespace testing_support;
 namespace {
 
 constexpr GstClockTime kFrame = GST_SECOND / 30;
-
-GstBuffer* timed_buffer(const HostImage& img, int n) {
-  GstBuffer* b = buffer_from_image(img, 2);
-  GST_BUFFER_PTS(b) = n * kFrame;
-  GST_BUFFER_DURATION(b) = kFrame;
-  return b;
-}
-
-std::string stream_caps(const ImageDesc& d) {
-  return std::string("video/x-cudafx-delta,version=4,format=") + format_info(d.format).name +
-         ",width=" + std::to_string(d.width) + ",height=" + std::to_string(d.height) +
-         ",framerate=30/1";
-}
 
 struct Packet {
   std::vector<uint8_t> bytes;
@@ -103,26 +91,6 @@ void expect_same_packet(const Packet& got, const Packet& want, size_t n) {
                                        << want.bytes.size() << " bytes";
   EXPECT_EQ(got.pts, want.pts) << "packet " << n;
   EXPECT_EQ(got.delta, want.delta) << "packet " << n;
-}
-
-// The delta stream of `clip` (CPU encoder, a keyframe every 5) with packet
-// 7 truncated: the decoders drop 7, and 8 and 9, which wait for 10. At
-// least 8 frames.
-std::vector<std::vector<uint8_t>> damaged_stream(const std::vector<HostImage>& clip) {
-  EXPECT_GE(clip.size(), 8u);
-  if (clip.size() < 8)
-    return {};
-  std::unique_ptr<DeltaEncoder> enc;
-  EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
-  std::vector<std::vector<uint8_t>> packets(clip.size());
-  for (size_t n = 0; n < clip.size(); n++) {
-    DeltaEncodeSettings s;
-    s.threshold = 3;
-    s.force_keyframe = n % 5 == 0;
-    EXPECT_TRUE(enc->encode(clip[n].view(), s, &packets[n]).is_ok());
-  }
-  packets[7].resize(packets[7].size() / 2);
-  return packets;
 }
 
 GstBuffer* packet_buffer(const std::vector<uint8_t>& p, size_t n) {
@@ -257,7 +225,7 @@ TEST(DeltaDecoderOverlap, SameFramesOneFrameLate) {
   for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::NV12}) {
     SCOPED_TRACE(format_info(f).name);
     const ImageDesc desc{f, 333, 211};
-    const auto packets = damaged_stream(make_clip(desc, 12, 35));
+    const auto packets = damaged_delta_stream(make_clip(desc, 12, 35), 3);
     const auto want = reference_frames(desc, packets);
     ASSERT_EQ(want.size(), 9u);  // 7 dropped as damaged, 8 and 9 waiting for 10
     GstHarness* h = gst_harness_new_parse("cudadeltadec backend=cuda overlap=true");
@@ -289,7 +257,7 @@ TEST(DeltaDecoderOverlap, SameFramesOneFrameLate) {
 TEST(DeltaDecoderOverlap, FlushDropsTheFrameKeptBack) {
   SKIP_WITHOUT_GPU();
   const ImageDesc desc{PixelFormat::RGBA, 120, 80};
-  const auto packets = damaged_stream(make_clip(desc, 8, 36));  // 0..6 pushed
+  const auto packets = damaged_delta_stream(make_clip(desc, 8, 36), 3);  // 0..6 pushed
   const auto want = reference_frames(desc, packets);
   GstHarness* h = gst_harness_new_parse("cudadeltadec backend=cuda overlap=true");
   gst_harness_set_caps_str(h, stream_caps(desc).c_str(), caps_string(desc).c_str());
@@ -382,7 +350,7 @@ TEST(DeltaCodecOverlap, FrameKeptBackLeavesBeforeAGap) {
     gst_harness_teardown(h);
   }
   {
-    const auto packets = damaged_stream(clip);
+    const auto packets = damaged_delta_stream(clip, 3);
     GstHarness* h = gst_harness_new_parse("cudadeltadec backend=cuda overlap=true");
     gst_harness_set_caps_str(h, stream_caps(desc).c_str(), caps_string(desc).c_str());
     Order o;
