@@ -2,15 +2,14 @@
 
 #include "gstcudafxdevice.h"
 
-namespace
-{
+/* ---- GstCudaFxSlotPair ---- */
 
-cudafx::Status
-ensure_events (std::optional < cudafx::CudaEvent > (&a)[2],
-    std::optional < cudafx::CudaEvent > (&b)[2])
+cudafx::Status GstCudaFxSlotPair::ensure ()
 {
+  if (!side_)
+    CUDAFX_TRY (side_.create ());
   for (int i = 0; i < 2; i++) {
-    for (std::optional < cudafx::CudaEvent > *e: {&a[i], &b[i]}) {
+    for (std::optional < cudafx::CudaEvent > *e: {&across_[i], &done_[i]}) {
       if (!*e)
         e->emplace ();
       CUDAFX_TRY ((*e)->create ());   /* idempotent: a failed one is tried again */
@@ -19,30 +18,45 @@ ensure_events (std::optional < cudafx::CudaEvent > (&a)[2],
   return cudafx::Status::ok ();
 }
 
-}                               /* namespace */
-
-/* ---- GstCudaFxUploadAhead ---- */
-
-cudafx::Status GstCudaFxUploadAhead::ensure ()
+cudafx::Status
+GstCudaFxSlotPair::finish (int slot)
 {
-  if (!up_)
-    CUDAFX_TRY (up_.create ());
-  return ensure_events (uploaded_, read_);
+  return done_[slot]->synchronize ();
 }
+
+cudafx::Status GstCudaFxSlotPair::synchronize () const
+{
+  return side_ ? side_.synchronize () : cudafx::Status::ok ();
+}
+
+void
+GstCudaFxSlotPair::release ()
+{
+  (void) synchronize ();
+  for (int i = 0; i < 2; i++) {
+    across_[i].reset ();
+    done_[i].reset ();
+    mem_[i].reset ();
+  }
+  side_.reset ();
+  next_ = 0;
+}
+
+/* ---- GstCudaFxUploadAhead: done_ the upload, across_ the slot's reader ---- */
 
 cudafx::Status
 GstCudaFxUploadAhead::upload (const cudafx::ImageView & host, cudafx::ImageView * device,
     int *slot)
 {
   CUDAFX_TRY (ensure ());
-  const int k = next_;
+  const int k = next ();
   /* A slot is written again two frames later: after its reader (a fresh
    * event waits for nothing). */
-  CUDAFX_TRY (read_[k]->wait (up_.get ()));
-  CUDAFX_TRY (GstCudaFxDevice::staging_view (mem_[k], host, device, up_.get ()));
-  CUDAFX_TRY (cudafx::copy_image_async (*device, host, up_.get ()));
-  CUDAFX_TRY (uploaded_[k]->record (up_.get ()));
-  next_ = 1 - k;
+  CUDAFX_TRY (across_[k]->wait (side_.get ()));
+  CUDAFX_TRY (GstCudaFxDevice::staging_view (mem_[k], host, device, side_.get ()));
+  CUDAFX_TRY (cudafx::copy_image_async (*device, host, side_.get ()));
+  CUDAFX_TRY (done_[k]->record (side_.get ()));
+  advance ();
   *slot = k;
   return cudafx::Status::ok ();
 }
@@ -50,88 +64,34 @@ GstCudaFxUploadAhead::upload (const cudafx::ImageView & host, cudafx::ImageView 
 cudafx::Status
 GstCudaFxUploadAhead::wait (int slot, cudafx::StreamHandle stream) const
 {
-  return uploaded_[slot]->wait (stream);
+  return done_[slot]->wait (stream);
 }
 
 cudafx::Status
 GstCudaFxUploadAhead::consumed (int slot, cudafx::StreamHandle stream)
 {
-  return read_[slot]->record (stream);
+  return across_[slot]->record (stream);
 }
 
-cudafx::Status
-GstCudaFxUploadAhead::finish (int slot)
-{
-  return uploaded_[slot]->synchronize ();
-}
-
-cudafx::Status GstCudaFxUploadAhead::synchronize () const
-{
-  return up_ ? up_.synchronize () : cudafx::Status::ok ();
-}
-
-void
-GstCudaFxUploadAhead::release ()
-{
-  (void) synchronize ();
-  for (int i = 0; i < 2; i++) {
-    uploaded_[i].reset ();
-    read_[i].reset ();
-    mem_[i].reset ();
-  }
-  up_.reset ();
-  next_ = 0;
-}
-
-/* ---- GstCudaFxDownloadBehind ---- */
-
-cudafx::Status GstCudaFxDownloadBehind::ensure ()
-{
-  if (!down_)
-    CUDAFX_TRY (down_.create ());
-  return ensure_events (copied_, downloaded_);
-}
+/* ---- GstCudaFxDownloadBehind: across_ the device copy, done_ the
+ * download ---- */
 
 cudafx::Status
 GstCudaFxDownloadBehind::download (const cudafx::ImageView & device,
     const cudafx::ImageView & host, cudafx::StreamHandle stream, int *slot)
 {
   CUDAFX_TRY (ensure ());
-  const int k = next_;
+  const int k = next ();
   cudafx::ImageView copy;
   CUDAFX_TRY (GstCudaFxDevice::staging_view (mem_[k], host, &copy, stream));
   /* the slot's last download (two frames ago) read it out first */
-  CUDAFX_TRY (downloaded_[k]->wait (stream));
+  CUDAFX_TRY (done_[k]->wait (stream));
   CUDAFX_TRY (cudafx::copy_image_async (copy, device, stream));
-  CUDAFX_TRY (copied_[k]->record (stream));
-  CUDAFX_TRY (copied_[k]->wait (down_.get ()));
-  CUDAFX_TRY (cudafx::copy_image_async (host, copy, down_.get ()));
-  CUDAFX_TRY (downloaded_[k]->record (down_.get ()));
-  next_ = 1 - k;
+  CUDAFX_TRY (across_[k]->record (stream));
+  CUDAFX_TRY (across_[k]->wait (side_.get ()));
+  CUDAFX_TRY (cudafx::copy_image_async (host, copy, side_.get ()));
+  CUDAFX_TRY (done_[k]->record (side_.get ()));
+  advance ();
   *slot = k;
   return cudafx::Status::ok ();
-}
-
-cudafx::Status
-GstCudaFxDownloadBehind::finish (int slot)
-{
-  return downloaded_[slot]->synchronize ();
-}
-
-cudafx::Status GstCudaFxDownloadBehind::synchronize () const
-{
-  return down_ ? down_.synchronize () : cudafx::Status::ok ();
-}
-
-void
-GstCudaFxDownloadBehind::release ()
-{
-  (void) synchronize ();
-  for (int i = 0; i < 2; i++) {
-    copied_[i].reset ();
-    downloaded_[i].reset ();
-    mem_[i].reset ();
-  }
-  down_.reset ();
-  next_ = 0;
 }
