@@ -77,6 +77,7 @@ enum
   PROP_STATS_INTERVAL,
   PROP_INTRA_REFRESH,
   PROP_OVERLAP,
+  PROP_MOTION_SEARCH,
 };
 
 #define DEFAULT_THRESHOLD 4
@@ -87,6 +88,7 @@ enum
 #define DEFAULT_STATS_INTERVAL 1000
 #define DEFAULT_INTRA_REFRESH FALSE
 #define DEFAULT_OVERLAP FALSE
+#define DEFAULT_MOTION_SEARCH TRUE
 /* The sweep of intra-refresh=true when key-int-max is 0. */
 #define DEFAULT_REFRESH_PERIOD 30
 
@@ -101,6 +103,7 @@ struct GstCudaDeltaEncState
   guint stats_interval = DEFAULT_STATS_INTERVAL;       /* ms */
   gboolean intra_refresh = DEFAULT_INTRA_REFRESH;
   gboolean overlap = DEFAULT_OVERLAP;
+  gboolean motion_search = DEFAULT_MOTION_SEARCH;
   /* the backend and cuda-device-id settings (under the object lock), and
    * from start to stop the device */
   GstCudaFxDevice dev;
@@ -284,6 +287,7 @@ post_stats (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
       "keyframe", G_TYPE_BOOLEAN, stats.keyframe,
       "changed-fraction", G_TYPE_DOUBLE, stats.changed_bytes / frame_bytes,
       "payload-bytes", G_TYPE_UINT, static_cast < guint > (stats.packet_bytes),
+      "moved-tiles", G_TYPE_UINT, static_cast < guint > (stats.moved_tiles),
       /* the window holds (at most) the last second */
       "bitrate", G_TYPE_DOUBLE, 8.0 * st->window_bytes, nullptr);
   gst_element_post_message (GST_ELEMENT (self),
@@ -364,6 +368,7 @@ encode_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   settings.threshold = static_cast < int >(st->threshold);
   settings.compression = gst_cuda_delta_compression_to_op (st->compression);
   settings.zstd_level = st->zstd_level;
+  settings.motion_search = st->motion_search;
   const guint key_int_max = st->key_int_max;
   /* Intra refresh replaces the periodic keyframes of format 4. */
   const bool refresh = st->intra_refresh &&
@@ -641,6 +646,9 @@ gst_cuda_delta_enc_set_property (GObject * object, guint prop_id,
     case PROP_OVERLAP:
       st->overlap = g_value_get_boolean (value);
       break;
+    case PROP_MOTION_SEARCH:
+      st->motion_search = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -680,6 +688,9 @@ gst_cuda_delta_enc_get_property (GObject * object, guint prop_id, GValue * value
       break;
     case PROP_OVERLAP:
       g_value_set_boolean (value, st->overlap);
+      break;
+    case PROP_MOTION_SEARCH:
+      g_value_set_boolean (value, st->motion_search);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -752,6 +763,12 @@ gst_cuda_delta_enc_class_init (GstCudaDeltaEncClass * klass)
           "(reported): a frame is encoded when the next arrives, or at EOS, new "
           "caps or a drain. Taken when caps are set",
           DEFAULT_OVERLAP, playing));
+  g_object_class_install_property (gobject_class, PROP_MOTION_SEARCH,
+      g_param_spec_boolean ("motion-search", "Motion search",
+          "Search each changed tile's motion in the frame before and code it "
+          "moved where that is cheaper (compression=predictive, without "
+          "intra-refresh; the decoder needs nothing set)",
+          DEFAULT_MOTION_SEARCH, playing));
   gst_cuda_fx_install_device_properties (gobject_class);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);

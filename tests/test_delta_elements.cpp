@@ -162,7 +162,7 @@ namespace {
 struct StatsMessage {
   guint64 frame = 0;
   gboolean keyframe = FALSE;
-  guint bytes = 0;
+  guint bytes = 0, moved = 0;
   gdouble changed = -1, bitrate = -1;
 };
 
@@ -170,11 +170,12 @@ struct StatsMessage {
 // videotestsrc at 30 frames/s (frame n stamped n/30 s) to EOS; returns the
 // encoder's statistics messages and, in *sizes, every packet's size.
 std::vector<StatsMessage> encoder_stats(const std::string& settings, int frames,
-                                        std::vector<guint>* sizes = nullptr) {
+                                        std::vector<guint>* sizes = nullptr,
+                                        const std::string& pattern = "pattern=ball") {
   std::vector<StatsMessage> out;
   GstElement* p = gst_parse_launch(
-      ("videotestsrc num-buffers=" + std::to_string(frames) +
-       " pattern=ball ! video/x-raw,format=NV12,width=128,height=96,framerate=30/1 ! "
+      ("videotestsrc num-buffers=" + std::to_string(frames) + " " + pattern +
+       " ! video/x-raw,format=NV12,width=128,height=96,framerate=30/1 ! "
        "cudadeltaenc name=enc " + settings + " ! fakesink")
           .c_str(),
       nullptr);
@@ -217,6 +218,7 @@ std::vector<StatsMessage> encoder_stats(const std::string& settings, int frames,
       EXPECT_TRUE(gst_structure_get_uint(s, "payload-bytes", &st.bytes));
       EXPECT_TRUE(gst_structure_get_double(s, "changed-fraction", &st.changed));
       EXPECT_TRUE(gst_structure_get_double(s, "bitrate", &st.bitrate));
+      EXPECT_TRUE(gst_structure_get_uint(s, "moved-tiles", &st.moved));
       out.push_back(st);
     }
     gst_message_unref(m);
@@ -248,6 +250,28 @@ TEST(DeltaElements, EncoderPostsStatisticsOnlyWhenAsked) {
     EXPECT_GE(stats[n].changed, 0.0);
     EXPECT_LE(stats[n].changed, 1.0);
     EXPECT_GT(stats[n].bitrate, 0.0);
+  }
+}
+
+// Moving content (bars moving 4 pixels a frame) gets moved tiles, counted in
+// the statistics, unless motion-search=false; keyframes never have any.
+TEST(DeltaElements, EncoderMovesTilesOfMovingContent) {
+  for (const char* backend : {"cpu", "auto"}) {
+    const std::string common = std::string("backend=") + backend +
+                               " key-int-max=4 post-stats=true stats-interval=0";
+    const std::string moving = "pattern=smpte horizontal-speed=4";
+    const auto with = encoder_stats(common, 6, nullptr, moving);
+    const auto without = encoder_stats(common + " motion-search=false", 6, nullptr, moving);
+    ASSERT_EQ(with.size(), 6u);
+    ASSERT_EQ(without.size(), 6u);
+    guint moved = 0;
+    for (size_t n = 0; n < with.size(); n++) {
+      if (with[n].keyframe)
+        EXPECT_EQ(with[n].moved, 0u) << n;
+      EXPECT_EQ(without[n].moved, 0u) << n;
+      moved += with[n].moved;
+    }
+    EXPECT_GT(moved, 0u) << backend;
   }
 }
 

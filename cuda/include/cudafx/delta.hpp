@@ -21,6 +21,7 @@
 
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/delta_math.hpp"
+#include "cudafx/delta_motion.hpp"
 #include "cudafx/image.hpp"
 #include "cudafx/status.hpp"
 
@@ -146,6 +147,9 @@ struct DeltaPacketInfo {
   // Format 4: the stream refreshes intra (DeltaEncodeSettings::refresh_period):
   // no table is reused, and a decoder out of sync may rebuild from delta frames.
   bool refresh = false;
+  // Format 4: the packet carries motion vectors (a vector section before
+  // the coded frame; delta_motion.hpp). Set by write_delta_packet_v4.
+  bool motion = false;
   uint64_t recon_checksum = 0;  // delta_checksum of the reconstruction
   uint32_t raw_size = 0;  // read_delta_header: the payload before compression (format 4:
                           // the number of symbols coded)
@@ -176,20 +180,24 @@ Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t
 // packet: DeltaTileEntropy::encode on symbols in host memory,
 // DeltaTileEntropyCuda::encode on symbols in device memory. Then step 2 for
 // a format-4 packet whose header passed: its modes and symbols.
+// `vectors` (one a tile, or null) are the frame's motion vectors: when any
+// is set, the packet carries them (header flag 4, a vector section).
 using DeltaV4Coder = std::function<Status(int quantiser, bool keyframe, bool reuse_tables,
                                           std::vector<uint8_t>* packet)>;
 Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info, size_t coded,
-                             const DeltaV4Coder& code, std::vector<uint8_t>* packet);
+                             const DeltaVector* vectors, const DeltaV4Coder& code,
+                             std::vector<uint8_t>* packet);
 // *quantiser receives the quantiser the frame was coded with (its first
 // payload byte, at most the header's threshold); `decode` decodes the coded
 // frame that follows it (`size` bytes at `data`, `coded` symbols announced)
 // for that quantiser: DeltaTileEntropy::decode into host memory,
-// DeltaTileDecoderCuda::decode into device memory.
+// DeltaTileDecoderCuda::decode into device memory. A packet with motion
+// (info.motion) has its vectors read into `vectors` (one a tile) first.
 using DeltaV4Decoder = std::function<Status(int quantiser, bool keyframe, const uint8_t* data,
                                             size_t size, size_t coded, bool reuse_allowed)>;
 Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, size_t size,
                              const DeltaPacketInfo& info, const DeltaV4Decoder& decode,
-                             int* quantiser);
+                             int* quantiser, DeltaVector* vectors);
 
 // -- streams --
 
@@ -205,7 +213,7 @@ Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings&
 // The same for format 4, from the frame's coder (write_delta_packet_v4).
 Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettings& settings,
                               bool keyframe, uint32_t counter, uint64_t recon_checksum,
-                              size_t coded, const DeltaV4Coder& code,
+                              size_t coded, const DeltaVector* vectors, const DeltaV4Coder& code,
                               std::vector<uint8_t>* packet, DeltaEncodeStats* stats);
 
 struct DeltaEncodeSettings {
@@ -216,14 +224,26 @@ struct DeltaEncodeSettings {
   // frame counter mod period), so a decoder that joins or loses a packet is
   // whole again after one sweep, without a keyframe.
   int refresh_period = 0;
+  // Format 4 only: search moved temporal tiles (delta_motion.hpp). Not with
+  // intra refresh (a moved tile would read tiles a joining decoder has not
+  // rebuilt yet): there it has no effect.
+  bool motion_search = true;
   DeltaCompression compression = DeltaCompression::Predictive;
   int zstd_level = 3;  // zstd, and keyframes with rans
 };
+
+// Whether an encoder searches motion for a frame: format 4 delta frames of
+// streams without intra refresh, when the settings ask for it.
+inline bool delta_motion_searched(const DeltaEncodeSettings& s, bool keyframe) {
+  return s.motion_search && !keyframe && s.refresh_period == 0 &&
+         s.compression == DeltaCompression::Predictive;
+}
 
 struct DeltaEncodeStats {
   bool keyframe = false;
   size_t changed_bytes = 0;  // bytes sent as residuals (format 4: in the tiles not skipped)
   size_t raw_bytes = 0, packet_bytes = 0;
+  size_t moved_tiles = 0;  // format 4: tiles with a motion vector
 };
 
 // Keeps the reference and the frame counter of one stream (CPU backend).
@@ -246,6 +266,11 @@ class DeltaEncoder {
   DeltaScratch scratch_;
   std::vector<uint8_t> symbols_, modes_;  // format 4
   std::unique_ptr<DeltaTileEntropy> tiles_;
+  // Format 4's motion search: the reference before the frame, and this and
+  // the previous frame's vectors.
+  std::vector<uint8_t> prev_storage_;
+  ImageView prev_;
+  std::vector<DeltaVector> vectors_, previous_vectors_;
   uint32_t counter_ = 0;
   bool have_ref_ = false;
 };
@@ -288,6 +313,15 @@ class DeltaEncoderCuda {
   std::vector<uint8_t> raw_;
   std::unique_ptr<DeltaEntropyCoder> entropy_;
   std::unique_ptr<DeltaTileEntropyCuda> tiles_;  // format 4: symbols in residual_dev_, modes in changed_*
+  // Format 4's motion search (as DeltaEncoder's): the reference before the
+  // frame and two vector buffers on the device (this frame's, the last's),
+  // this frame's vectors on the host for the packet.
+  DeviceBuffer prev_mem_, vectors_dev_[2];
+  PinnedBuffer vectors_host_;
+  ImageView prev_;
+  int vectors_now_ = 0;
+  bool previous_vectors_set_ = false;  // else the last buffer is not this stream's last frame's
+  std::vector<DeltaVector> previous_host_;  // the last frame's, for the global candidates
   uint32_t counter_ = 0;
   bool have_ref_ = false;
 };
@@ -355,8 +389,15 @@ class DeltaDecoderBase {
   uint8_t* modes_ = nullptr;
   uint8_t* symbols_ = nullptr;
   std::unique_ptr<DeltaTileEntropy> tiles_;
+  // Format 4: the vectors of the packet being decoded (one a tile) and
+  // whether it has any; a backend keeps the reference before the frame
+  // for the moved tiles.
+  std::vector<DeltaVector> vectors_;
+  bool motion_ = false;
 
  private:
+  // A packet with motion: every tile with a vector is temporal.
+  Status check_vectors() const;
   // Rebuilds the tiles of a refresh stream after sync was lost: which
   // tiles are whole (spatial since, or temporal/skipped over a whole one).
   // Returns the number whole.
@@ -380,6 +421,8 @@ class DeltaDecoder : public DeltaDecoderBase {
 
  private:
   std::vector<uint8_t> ref_storage_, raw_storage_, modes_storage_;
+  std::vector<uint8_t> prev_storage_;  // the reference before a frame with motion
+  ImageView prev_;
 };
 
 // Applies a validated raw payload to a device reconstruction on `stream`:
@@ -431,6 +474,11 @@ class DeltaDecoderCuda : public DeltaDecoderBase {
   DeviceBuffer ref_mem_, raw_dev_, offsets_dev_, sum_dev_, modes_dev_;
   PinnedBuffer raw_host_, offsets_host_, sum_host_, modes_host_;
   size_t n_tiles_ = 0;
+  // The reference before a frame with motion, and its vectors (pinned, then
+  // device).
+  DeviceBuffer prev_mem_, vectors_dev_;
+  PinnedBuffer vectors_host_;
+  ImageView prev_;
   std::unique_ptr<DeltaTileDecoderCuda> lanes_;  // null: lanes on the host
   bool tiles_on_device_ = false;                 // the last decode_tiles' were
 };

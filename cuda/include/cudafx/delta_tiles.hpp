@@ -13,6 +13,7 @@
 
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_motion.hpp"
 #include "cudafx/delta_predict_math.hpp"
 #include "cudafx/image.hpp"
 #include "cudafx/status.hpp"
@@ -45,30 +46,41 @@ inline DeltaIntra delta_intra_of(const DeltaEncodeSettings& s, bool keyframe, ui
 // are coded spatially; any other tile is skipped when all its bytes are
 // within the bound of the reference, else coded both ways (spatially with
 // the byte-to-byte chain of its own reconstruction) and the one with the
-// smaller sum of delta_symbol_cost kept, temporal on a tie. `ref` is read,
-// then overwritten with the reconstruction. Returns the number of symbols
-// coded (the bytes of the tiles not skipped).
+// smaller sum of delta_symbol_cost kept, temporal on a tie. With `motion`,
+// a temporal tile may be moved (delta_motion.hpp: searched from
+// motion->prev, its vector in motion->vectors, (0, 0) for every other
+// tile); without, no tile is. `ref` is read, then overwritten with the
+// reconstruction. Returns the number of symbols coded (the bytes of the
+// tiles not skipped).
 size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const ImageView& ref, int bound, const DeltaIntra& intra,
-                              uint8_t* symbols, uint8_t* modes);
+                              uint8_t* symbols, uint8_t* modes,
+                              const DeltaMotionSearch* motion = nullptr);
 
 // The number of symbols `modes` codes: the bytes of the tiles not skipped.
 size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes);
 
 // Decoder, CPU: applies modes and symbols of quantiser `quantiser` (as
 // delta_tiles_encode_* made them, or as the entropy stage decoded them:
-// every symbol < the quantiser's range) to `ref`.
+// every symbol < the quantiser's range) to `ref`. With `vectors` (one a
+// tile), a temporal tile whose vector is set predicts from `prev`, the
+// reference before this frame, moved (the caller keeps that copy: tiles
+// are rebuilt in place).
 void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
-                            const uint8_t* modes, int quantiser, const ImageView& ref);
+                            const uint8_t* modes, int quantiser, const ImageView& ref,
+                            const DeltaVector* vectors = nullptr, const ImageView* prev = nullptr);
 
 // The same on a CUDA device, queued on `stream`: every buffer and view in
 // device memory; the results equal the CPU's bit for bit. The count of coded
-// symbols is not returned (the entropy stage counts them on the host).
+// symbols is not returned (the entropy stage counts them on the host). The
+// motion search's images and vectors are in device memory too.
 Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
                                const ImageView& ref, int bound, const DeltaIntra& intra,
-                               uint8_t* symbols, uint8_t* modes, StreamHandle stream);
+                               uint8_t* symbols, uint8_t* modes, StreamHandle stream,
+                               const DeltaMotionSearch* motion = nullptr);
 Status delta_tiles_decode_cuda(const DeltaLayout& layout, const uint8_t* symbols,
                                const uint8_t* modes, int quantiser, const ImageView& ref,
-                               StreamHandle stream);
+                               StreamHandle stream, const DeltaVector* vectors = nullptr,
+                               const ImageView* prev = nullptr);
 
 }  // namespace cudafx

@@ -10,6 +10,7 @@
 
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
+#include "cudafx/delta_motion.hpp"
 #include "cudafx/delta_predict_math.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/parallel.hpp"
@@ -22,6 +23,7 @@ const uint8_t kMagic[4] = {'C', 'F', 'X', 'D'};
 constexpr uint8_t kFlagKey = 1u << 0;
 constexpr uint8_t kCompressionShift = 1, kCompressionMask = 3u << 1;
 constexpr uint8_t kFlagRefresh = 1u << 3;  // format 4
+constexpr uint8_t kFlagMotion = 1u << 4;   // format 4: a vector section
 constexpr uint8_t kKnownFlags = kFlagKey | kCompressionMask;
 
 uLong crc_serial(const uint8_t* p, size_t n) {
@@ -91,7 +93,8 @@ void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int ve
   std::memcpy(h, kMagic, 4);
   h[4] = static_cast<uint8_t>(version);
   h[5] = static_cast<uint8_t>((info.keyframe ? kFlagKey : 0) | (comp_bits << kCompressionShift) |
-                              (version == kDeltaVersion && info.refresh ? kFlagRefresh : 0));
+                              (version == kDeltaVersion && info.refresh ? kFlagRefresh : 0) |
+                              (version == kDeltaVersion && info.motion ? kFlagMotion : 0));
   h[6] = static_cast<uint8_t>(layout.desc.format);
   h[7] = info.threshold;
   put32(h + 8, layout.desc.width);
@@ -108,8 +111,13 @@ void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int ve
 
 }  // namespace
 
-Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info, size_t coded,
-                             const DeltaV4Coder& code, std::vector<uint8_t>* packet) {
+Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& frame,
+                             size_t coded, const DeltaVector* vectors, const DeltaV4Coder& code,
+                             std::vector<uint8_t>* packet) {
+  DeltaPacketInfo info = frame;
+  info.motion = vectors && delta_any_vector(layout, vectors);
+  if (info.motion && (info.keyframe || info.refresh))
+    return Status::invalid("delta packet: motion vectors on a keyframe or with intra refresh");
   if (!code)
     return Status::invalid("delta packet: format 4 needs the stream's tile entropy coder");
   if (coded > layout.frame_bytes || (info.keyframe && coded != layout.frame_bytes))
@@ -118,6 +126,8 @@ Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& i
   packet->assign(kDeltaHeaderSize, 0);
   const int quantiser = delta_quantiser_for(info.threshold);
   packet->push_back(static_cast<uint8_t>(quantiser));
+  if (info.motion)
+    write_delta_vectors(layout, vectors, packet);
   CUDAFX_TRY(code(quantiser, info.keyframe, !info.refresh, packet));
   if (packet->size() - kDeltaHeaderSize > 0xffffffffu)
     return Status::invalid("delta packet: payload larger than the format allows");
@@ -127,7 +137,7 @@ Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& i
 
 Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, size_t size,
                              const DeltaPacketInfo& info, const DeltaV4Decoder& decode,
-                             int* quantiser) {
+                             int* quantiser, DeltaVector* vectors) {
   if (!decode || info.version != kDeltaVersion)
     return Status::invalid("delta packet: not a format 4 packet, or no tile entropy coder");
   if (size == kDeltaHeaderSize)
@@ -136,11 +146,20 @@ Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, siz
   if (*quantiser > info.threshold)
     return Status::invalid("delta packet: v4 payload: quantiser " + std::to_string(*quantiser) +
                            " above the threshold " + std::to_string(info.threshold));
-  const Status s = decode(*quantiser, info.keyframe, data + kDeltaHeaderSize + 1,
-                          size - kDeltaHeaderSize - 1, info.raw_size, !info.refresh);
+  size_t at = kDeltaHeaderSize + 1;
+  if (info.motion) {
+    size_t used = 0;
+    if (!vectors)
+      return Status::invalid("delta packet: motion vectors but nowhere to read them");
+    const Status v = read_delta_vectors(layout, data + at, size - at, &used, vectors);
+    if (!v.is_ok())
+      return Status::invalid("delta packet: v4 payload: " + v.message());
+    at += used;
+  }
+  const Status s = decode(*quantiser, info.keyframe, data + at, size - at, info.raw_size,
+                          !info.refresh);
   if (!s.is_ok())  // the decoder's code kept: a backend failure is not a bad packet
     return Status::error(s.code(), "delta packet: " + s.message());
-  (void)layout;  // read_delta_header checked the packet against it
   return Status::ok();
 }
 
@@ -203,8 +222,10 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
     return bad("unsupported version " + std::to_string(h[4]));
   if (get32(h + 44) != crc(h, 44))
     return bad("header checksum mismatch");
-  if (h[5] & ~(kKnownFlags | (version == kDeltaVersion ? kFlagRefresh : 0)))
+  if (h[5] & ~(kKnownFlags | (version == kDeltaVersion ? kFlagRefresh | kFlagMotion : 0)))
     return bad("unknown flags");
+  if ((h[5] & kFlagMotion) && (h[5] & (kFlagKey | kFlagRefresh)))
+    return bad("motion vectors on a keyframe or in a stream with intra refresh");
   const uint8_t comp = (h[5] & kCompressionMask) >> kCompressionShift;
   if (version == kDeltaVersion3 && comp > static_cast<uint8_t>(DeltaCompression::Rans))
     return bad("unknown compression " + std::to_string(comp));
@@ -233,6 +254,7 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
   info->version = version;
   info->keyframe = key;
   info->refresh = h[5] & kFlagRefresh;
+  info->motion = h[5] & kFlagMotion;
   info->compression =
       version == kDeltaVersion ? DeltaCompression::Predictive : static_cast<DeltaCompression>(comp);
   info->threshold = h[7];

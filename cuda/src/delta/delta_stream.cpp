@@ -1,5 +1,7 @@
 // Stream state of the delta codec: the encoder's reference and counter, the
 // decoder's synchronisation state machine.
+#include <cstring>
+
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
@@ -53,13 +55,28 @@ Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings&
 
 Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettings& s, bool key,
                               uint32_t counter, uint64_t recon_checksum, size_t coded,
-                              const DeltaV4Coder& code, std::vector<uint8_t>* packet,
-                              DeltaEncodeStats* stats) {
-  CUDAFX_TRY(write_delta_packet_v4(layout, info_of(s, key, counter, recon_checksum), coded, code,
-                                   packet));
+                              const DeltaVector* vectors, const DeltaV4Coder& code,
+                              std::vector<uint8_t>* packet, DeltaEncodeStats* stats) {
+  CUDAFX_TRY(write_delta_packet_v4(layout, info_of(s, key, counter, recon_checksum), coded,
+                                   vectors, code, packet));
   fill_stats(layout, key, coded, coded, packet->size(), stats);
+  if (stats) {
+    stats->moved_tiles = 0;
+    for (size_t t = 0; vectors && t < layout.tile_count(); t++)
+      stats->moved_tiles += delta_vector_set(vectors[t]);
+  }
   return Status::ok();
 }
+
+namespace {
+// Copies the tight planes of one image into another of the same layout.
+void copy_planes(const DeltaLayout& layout, const ImageView& dst, const ImageView& src) {
+  for (int i = 0; i < layout.n_planes; i++)
+    for (int y = 0; y < layout.planes[i].height; y++)
+      std::memcpy(dst.data[i] + static_cast<size_t>(y) * dst.pitch[i],
+                  src.data[i] + static_cast<size_t>(y) * src.pitch[i], layout.planes[i].row_bytes);
+}
+}  // namespace
 
 Status DeltaEncoder::create(const ImageDesc& desc, std::unique_ptr<DeltaEncoder>* out) {
   std::unique_ptr<DeltaEncoder> e(new DeltaEncoder());
@@ -87,20 +104,46 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
   if (s.compression == DeltaCompression::Predictive) {
     if (key)
       entropy_->reset();  // a format-3 delta frame may follow
-    const size_t coded = delta_tiles_encode_cpu(layout_, cur, ref_, s.threshold,
-                                                delta_intra_of(s, key, counter_), symbols_.data(),
-                                                modes_.data());
+    // Motion search on delta frames of streams without intra refresh, from
+    // a copy of the reference (tiles are rebuilt in place; a moved tile
+    // reads its neighbours' bytes of the frame before).
+    const bool search = delta_motion_searched(s, key);
+    DeltaMotionSearch motion;
+    const size_t n_tiles = layout_.tile_count();
+    if (previous_vectors_.size() != n_tiles)
+      previous_vectors_.assign(n_tiles, DeltaVector{});
+    if (search) {
+      if (prev_storage_.empty())
+        CUDAFX_TRY(make_reference(layout_.desc, &prev_storage_, &prev_));
+      copy_planes(layout_, prev_, ref_);
+      vectors_.resize(n_tiles);
+      motion.prev = prev_;
+      motion.previous = previous_vectors_.data();
+      delta_global_vectors(layout_, previous_vectors_.data(), motion.global);
+      motion.vectors = vectors_.data();
+    }
+    const size_t coded = delta_tiles_encode_cpu(
+        layout_, cur, ref_, s.threshold, delta_intra_of(s, key, counter_), symbols_.data(),
+        modes_.data(), search ? &motion : nullptr);
     const DeltaV4Coder code = [&](int q, bool keyframe, bool reuse, std::vector<uint8_t>* out) {
       return tiles_->encode(q, keyframe, symbols_.data(), modes_.data(), out, reuse);
     };
     CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_, delta_checksum(layout_, ref_),
-                                      coded, code, packet, stats));
+                                      coded, search ? vectors_.data() : nullptr, code, packet,
+                                      stats));
+    // The next frame's candidates: this frame's vectors, none after a frame
+    // without search.
+    if (search)
+      previous_vectors_.swap(vectors_);
+    else
+      std::fill(previous_vectors_.begin(), previous_vectors_.end(), DeltaVector{});
     have_ref_ = true;
     counter_++;
     return Status::ok();
   }
   if (key)
     tiles_->reset();  // a format-4 delta frame may follow
+  std::fill(previous_vectors_.begin(), previous_vectors_.end(), DeltaVector{});
   size_t changed = 0;
   delta_encode_cpu(layout_, cur, ref_, s.threshold, key, &scratch_, &raw_, &changed);
   CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_, delta_checksum(layout_, ref_),
@@ -170,8 +213,14 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
                                           size_t coded, bool reuse) {
     return decode_tiles(q, key, d, n, coded, reuse);
   };
-  const Status p = v4 ? read_delta_payload_v4(layout_, data, size, info, decode_v4, &quantiser)
-                      : read_delta_payload(layout_, data, size, info, entropy_.get(), raw_);
+  if (v4 && info.motion && vectors_.size() != layout_.tile_count())
+    vectors_.resize(layout_.tile_count());
+  Status p = v4 ? read_delta_payload_v4(layout_, data, size, info, decode_v4, &quantiser,
+                                        vectors_.data())
+                : read_delta_payload(layout_, data, size, info, entropy_.get(), raw_);
+  motion_ = v4 && info.motion;
+  if (p.is_ok() && motion_)
+    p = check_vectors();
   if (!p.is_ok()) {
     lose_sync();
     if (error)
@@ -222,6 +271,14 @@ Status DeltaDecoderBase::decode_tiles(int quantiser, bool keyframe, const uint8_
   return tiles_->decode(quantiser, keyframe, data, size, coded, symbols_, modes_, reuse_allowed);
 }
 
+Status DeltaDecoderBase::check_vectors() const {
+  for (size_t t = 0; t < vectors_.size(); t++)
+    if (delta_vector_set(vectors_[t]) && modes_[t] != kDeltaTemporal)
+      return Status::invalid("delta packet: v4 payload: tile " + std::to_string(t) +
+                             " has a motion vector but is not temporal");
+  return Status::ok();
+}
+
 size_t DeltaDecoderBase::mark_whole() {
   size_t whole = 0;
   for (size_t t = 0; t < whole_.size(); t++) {
@@ -245,7 +302,13 @@ Status DeltaDecoder::create(const ImageDesc& desc, std::unique_ptr<DeltaDecoder>
 }
 
 Status DeltaDecoder::reconstruct_tiles(int quantiser, uint64_t* checksum) {
-  delta_tiles_decode_cpu(layout_, symbols_, modes_, quantiser, ref_);
+  if (motion_) {  // moved tiles read the reference before the frame
+    if (prev_storage_.empty())
+      CUDAFX_TRY(make_reference(layout_.desc, &prev_storage_, &prev_));
+    copy_planes(layout_, prev_, ref_);
+  }
+  delta_tiles_decode_cpu(layout_, symbols_, modes_, quantiser, ref_,
+                         motion_ ? vectors_.data() : nullptr, &prev_);
   *checksum = delta_checksum(layout_, ref_);
   return Status::ok();
 }

@@ -48,6 +48,7 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
     return encode_tiles(cur, s, key, stream, packet, stats);
   if (key)
     tiles_->reset();  // a format-4 delta frame may follow
+  previous_vectors_set_ = false;
   // The payload source on the host: the tight frame (keyframe) or the
   // residuals (delta frame), both in residual_host_.
   const ImageView tight = packed_view(layout_.desc, residual_host_.bytes());
@@ -89,11 +90,36 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
 Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSettings& s, bool key,
                                       StreamHandle stream, std::vector<uint8_t>* packet,
                                       DeltaEncodeStats* stats) {
+  // Motion search as on the CPU (DeltaEncoder::encode): from a copy of the
+  // reference, with the last frame's vectors (device) and each plane's most
+  // frequent one (from the host's copy) as candidates.
+  const bool search = delta_motion_searched(s, key);
+  DeltaMotionSearch motion;
+  const size_t n_tiles = layout_.tile_count(), vector_bytes = n_tiles * sizeof(DeltaVector);
+  if (search) {
+    if (!prev_mem_.get()) {
+      CUDAFX_TRY(prev_mem_.allocate(packed_size(layout_.desc, 256)));
+      for (DeviceBuffer& v : vectors_dev_) CUDAFX_TRY(v.allocate(vector_bytes));
+      CUDAFX_TRY(vectors_host_.allocate(vector_bytes));
+      prev_ = packed_view(layout_.desc, prev_mem_.bytes(), 256);
+    }
+    if (!previous_vectors_set_) {
+      CUDAFX_TRY(fill_bytes_async(vectors_dev_[vectors_now_ ^ 1].get(), 0, vector_bytes, stream));
+      previous_host_.assign(n_tiles, DeltaVector{});
+    }
+    CUDAFX_TRY(copy_image_async(prev_, ref_, stream));
+    motion.prev = prev_;
+    motion.previous = static_cast<const DeltaVector*>(vectors_dev_[vectors_now_ ^ 1].get());
+    delta_global_vectors(layout_, previous_host_.data(), motion.global);
+    motion.vectors = static_cast<DeltaVector*>(vectors_dev_[vectors_now_].get());
+  }
   CUDAFX_TRY(delta_tiles_encode_cuda(layout_, cur, ref_, s.threshold,
                                      delta_intra_of(s, key, counter_), residual_dev_.bytes(),
-                                     changed_dev_.bytes(), stream));
+                                     changed_dev_.bytes(), stream, search ? &motion : nullptr));
   CUDAFX_TRY(
       copy_bytes_async(changed_host_.get(), changed_dev_.get(), changed_dev_.size(), stream));
+  if (search)
+    CUDAFX_TRY(copy_bytes_async(vectors_host_.get(), motion.vectors, vector_bytes, stream));
   CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream));
   CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream));
   const int quantiser = delta_quantiser_for(s.threshold);
@@ -105,9 +131,18 @@ Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSet
   const DeltaV4Coder code = [&](int q, bool keyframe, bool reuse, std::vector<uint8_t>* out) {
     return tiles_->code(q, keyframe, stream, out, reuse);
   };
+  const DeltaVector* vectors = static_cast<const DeltaVector*>(vectors_host_.get());
   CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_,
                                     *static_cast<const uint64_t*>(sum_host_.get()),
-                                    delta_coded_symbols(layout_, modes), code, packet, stats));
+                                    delta_coded_symbols(layout_, modes), search ? vectors : nullptr,
+                                    code, packet, stats));
+  // The next frame's candidates: this frame's vectors, none after a frame
+  // without search.
+  previous_vectors_set_ = search;
+  if (search) {
+    previous_host_.assign(vectors, vectors + n_tiles);
+    vectors_now_ ^= 1;
+  }
   have_ref_ = true;
   counter_++;
   return Status::ok();
@@ -199,8 +234,22 @@ Status DeltaDecoderCuda::reconstruct_tiles(int quantiser, uint64_t* checksum) {
     CUDAFX_TRY(copy_bytes_async(raw_dev_.get(), symbols_, layout_.frame_bytes, stream_));
     CUDAFX_TRY(copy_bytes_async(modes_dev_.get(), modes_, n_tiles_, stream_));
   }
+  const DeltaVector* vectors = nullptr;
+  if (motion_) {  // moved tiles read the reference before the frame
+    const size_t vector_bytes = n_tiles_ * sizeof(DeltaVector);
+    if (!prev_mem_.get()) {
+      CUDAFX_TRY(prev_mem_.allocate(packed_size(layout_.desc, 256)));
+      CUDAFX_TRY(vectors_dev_.allocate(vector_bytes));
+      CUDAFX_TRY(vectors_host_.allocate(vector_bytes));
+      prev_ = packed_view(layout_.desc, prev_mem_.bytes(), 256);
+    }
+    CUDAFX_TRY(copy_image_async(prev_, ref_, stream_));
+    std::copy(vectors_.begin(), vectors_.end(), static_cast<DeltaVector*>(vectors_host_.get()));
+    CUDAFX_TRY(copy_bytes_async(vectors_dev_.get(), vectors_host_.get(), vector_bytes, stream_));
+    vectors = static_cast<const DeltaVector*>(vectors_dev_.get());
+  }
   CUDAFX_TRY(delta_tiles_decode_cuda(layout_, raw_dev_.bytes(), modes_dev_.bytes(), quantiser,
-                                     ref_, stream_));
+                                     ref_, stream_, vectors, &prev_));
   CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream_));
   CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream_));
   CUDAFX_TRY(synchronize_stream(stream_));

@@ -11,6 +11,7 @@
 
 #include "cudafx/delta_predict_math.hpp"
 #include "cudafx/parallel.hpp"
+#include "delta/bit_stream.hpp"
 #include "delta/byte_order.hpp"
 #include "delta/rans.hpp"
 
@@ -127,76 +128,6 @@ double coded_bits(const uint32_t* counts, int alphabet, const Table& t) {
   }
   return bits;
 }
-
-class BitWriter {
- public:
-  explicit BitWriter(std::vector<uint8_t>* out) : out_(out) {}
-  void put(uint32_t v, int bits) {
-    for (int i = 0; i < bits; i++) bit((v >> i) & 1);
-  }
-  // Elias gamma code of v >= 1: as many 0s as v has bits after its top
-  // one, a 1, then those bits, least significant first.
-  void gamma(uint32_t v) {
-    int n = 0;
-    while ((v >> (n + 1)) != 0) n++;
-    put(0, n);
-    bit(1);
-    put(v, n);
-  }
-  void flush() {
-    if (fill_)
-      out_->push_back(acc_);
-    acc_ = 0;
-    fill_ = 0;
-  }
-
- private:
-  void bit(uint32_t b) {
-    acc_ = static_cast<uint8_t>(acc_ | (b << fill_));
-    if (++fill_ == 8)
-      flush();
-  }
-  std::vector<uint8_t>* out_;
-  uint8_t acc_ = 0;
-  int fill_ = 0;
-};
-
-class BitReader {
- public:
-  BitReader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
-  bool get(int bits, uint32_t* v) {
-    *v = 0;
-    for (int i = 0; i < bits; i++) {
-      if (pos_ >= n_ * 8)
-        return false;
-      *v |= static_cast<uint32_t>((p_[pos_ / 8] >> (pos_ % 8)) & 1) << i;
-      pos_++;
-    }
-    return true;
-  }
-  bool gamma(uint32_t* v) {
-    int n = 0;
-    uint32_t b = 0;
-    for (;;) {
-      if (!get(1, &b))
-        return false;
-      if (b)
-        break;
-      if (++n > 13)  // no frequency needs more
-        return false;
-    }
-    uint32_t low = 0;
-    if (!get(n, &low))
-      return false;
-    *v = (1u << n) | low;
-    return true;
-  }
-  size_t bytes_read() const { return (pos_ + 7) / 8; }
-
- private:
-  const uint8_t* p_;
-  size_t n_, pos_ = 0;
-};
 
 int alphabet_of(int ctx, int range) {
   return ctx == kDeltaModeContext ? kDeltaModeCount : ctx >= kDeltaMaskContext0 ? 256 : range;
@@ -483,7 +414,7 @@ Status DeltaTileEntropy::decode_tables(int quantiser, bool keyframe, const uint8
     uint32_t sum = 0;
     for (int v = 0; v < t.n; v++) {
       uint32_t g = 0;
-      if (!bits.gamma(&g) || g - 1 > kRansScale)
+      if (!bits.gamma(&g, 13) || g - 1 > kRansScale)  // 13: no frequency needs more
         return bad("bad frequency in table " + std::to_string(ctx));
       t.freq[v] = static_cast<uint16_t>(g - 1);
       sum += g - 1;

@@ -1,5 +1,7 @@
 // The prediction stage of format 4 on the CPU: tiles in parallel, each coded
 // (or decoded) on its own, bytes in raster order within a tile.
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "cudafx/delta_tiles.hpp"
@@ -115,6 +117,83 @@ int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLu
   return cost;
 }
 
+// -- moved tiles (delta_motion.hpp) --
+
+// Whether every byte of the tile moved by dx pixels stays inside the
+// plane's row, where the moved byte is simply dx * c bytes away.
+bool columns_inside(const TileSite& s, int dx, int row_bytes) {
+  return s.x0 / s.c + dx >= 0 && (s.x0 + s.w - 1) / s.c + dx <= row_bytes / s.c - 1;
+}
+
+// The prediction of a tile moved by (dx, dy), from plane i of `prev`, into
+// `pred` (w bytes a row).
+void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const TileSite& s,
+                  int dx, int dy, uint8_t* pred) {
+  const bool inside = columns_inside(s, dx, p.row_bytes);
+  for (int y = 0; y < s.h; y++) {
+    const uint8_t* src =
+        prev.data[i] + static_cast<size_t>(delta_moved_row(s.y0 + y, dy, p.height)) * prev.pitch[i];
+    uint8_t* out = pred + y * s.w;
+    if (inside) {
+      std::memcpy(out, src + s.x0 + dx * s.c, s.w);
+    } else {
+      for (int x = 0; x < s.w; x++) out[x] = src[delta_moved_column(s.x0 + x, dx, s.c, p.row_bytes)];
+    }
+  }
+}
+
+// The sum of absolute differences between the tile of `cur` and plane i of
+// `prev` moved by (dx, dy); stops early once it reaches `limit` (a sum
+// that large loses to the best anyway).
+int moved_sad(const uint8_t* cur, size_t cp, const ImageView& prev, int i,
+              const DeltaPlaneLayout& p, const TileSite& s, int dx, int dy, int limit) {
+  const bool inside = columns_inside(s, dx, p.row_bytes);
+  int sad = 0;
+  for (int y = 0; y < s.h && sad < limit; y++) {
+    const uint8_t* c = cur + static_cast<size_t>(y) * cp;
+    const uint8_t* src =
+        prev.data[i] + static_cast<size_t>(delta_moved_row(s.y0 + y, dy, p.height)) * prev.pitch[i];
+    int row = 0;
+    if (inside) {
+      const uint8_t* r = src + s.x0 + dx * s.c;
+      for (int x = 0; x < s.w; x++) row += std::abs(c[x] - r[x]);
+    } else {
+      for (int x = 0; x < s.w; x++)
+        row += std::abs(c[x] - src[delta_moved_column(s.x0 + x, dx, s.c, p.row_bytes)]);
+    }
+    sad += row;
+  }
+  return sad;
+}
+
+// The reference encoder's search (delta_motion.hpp) for one tile: the best
+// vector, (0, 0) when no candidate beats the unmoved tile.
+DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& m, int i,
+                        const DeltaPlaneLayout& p, const TileSite& s) {
+  int best = moved_sad(cur, cp, m.prev, i, p, s, 0, 0, INT_MAX), bx = 0, by = 0;
+  auto consider = [&](int dx, int dy) {
+    if (!delta_search_candidate(dx, dy))
+      return;
+    const int sad = moved_sad(cur, cp, m.prev, i, p, s, dx, dy, best);
+    if (sad < best) {
+      best = sad;
+      bx = dx;
+      by = dy;
+    }
+  };
+  int dx = 0, dy = 0;
+  for (int k = 0; k < kDeltaSearchStage1; k++) {
+    delta_search_stage1(k, m.previous[s.tile], m.global[i], &dx, &dy);
+    consider(dx, dy);
+  }
+  const int cx = bx, cy = by;
+  for (int k = 0; k < kDeltaSearchStage2; k++) {
+    delta_search_stage2(k, cx, cy, &dx, &dy);
+    consider(dx, dy);
+  }
+  return DeltaVector{static_cast<int8_t>(bx), static_cast<int8_t>(by)};
+}
+
 void store(const uint8_t* tile, const TileSite& s, uint8_t* dst, size_t pitch) {
   for (int y = 0; y < s.h; y++)
     std::memcpy(dst + static_cast<size_t>(y) * pitch, tile + y * s.w, s.w);
@@ -124,7 +203,8 @@ void store(const uint8_t* tile, const TileSite& s, uint8_t* dst, size_t pitch) {
 
 size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const ImageView& ref, int bound, const DeltaIntra& intra,
-                              uint8_t* symbols, uint8_t* modes) {
+                              uint8_t* symbols, uint8_t* modes,
+                              const DeltaMotionSearch* motion) {
   const DeltaEncoderQuantiser q(bound);
   const QuantLut lut(q);
   for_each_tile_row(layout, [&](int i, const TileSite& s) {
@@ -135,6 +215,10 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
     uint8_t* sym =
         symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
     uint8_t t_sym[kTileBytes], t_rec[kTileBytes], s_sym[kTileBytes], s_rec[kTileBytes];
+    uint8_t m_sym[kTileBytes], m_rec[kTileBytes];
+    uint8_t* temporal_sym = t_sym;
+    uint8_t* temporal_rec = t_rec;
+    DeltaVector vector;
     int mode = kDeltaSpatial;
     const bool spatial_only =
         intra.keyframe ||
@@ -142,21 +226,38 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
     if (!spatial_only) {
       if (within_bound(c, cp, r, rp, s, bound)) {
         mode = kDeltaSkip;
-      } else if (code_temporal(c, cp, r, rp, s, lut, t_sym, t_rec) <=
-                 code_spatial(c, cp, s, lut, s_sym, s_rec)) {
-        mode = kDeltaTemporal;
+      } else {
+        int temporal_cost = code_temporal(c, cp, r, rp, s, lut, t_sym, t_rec);
+        if (motion) {
+          const DeltaVector best = search_tile(c, cp, *motion, i, p, s);
+          if (delta_vector_set(best)) {
+            uint8_t pred[kTileBytes];
+            gather_moved(motion->prev, i, p, s, best.dx, best.dy, pred);
+            const int moved_cost = code_temporal(c, cp, pred, s.w, s, lut, m_sym, m_rec);
+            if (moved_cost < temporal_cost) {
+              vector = best;
+              temporal_cost = moved_cost;
+              temporal_sym = m_sym;
+              temporal_rec = m_rec;
+            }
+          }
+        }
+        if (temporal_cost <= code_spatial(c, cp, s, lut, s_sym, s_rec))
+          mode = kDeltaTemporal;
       }
     } else {
       code_spatial(c, cp, s, lut, s_sym, s_rec);
     }
     modes[s.tile] = static_cast<uint8_t>(mode);
+    if (motion)
+      motion->vectors[s.tile] = mode == kDeltaTemporal ? vector : DeltaVector{};
     if (mode == kDeltaSkip) {
       for (int y = 0; y < s.h; y++) std::memset(sym + static_cast<size_t>(y) * p.row_bytes, 0, s.w);
       return;
     }
     const bool temporal = mode == kDeltaTemporal;
-    store(temporal ? t_sym : s_sym, s, sym, p.row_bytes);
-    store(temporal ? t_rec : s_rec, s, r, rp);
+    store(temporal ? temporal_sym : s_sym, s, sym, p.row_bytes);
+    store(temporal ? temporal_rec : s_rec, s, r, rp);
   });
   return delta_coded_symbols(layout, modes);
 }
@@ -174,7 +275,8 @@ size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes) {
 }
 
 void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
-                            const uint8_t* modes, int quantiser, const ImageView& ref) {
+                            const uint8_t* modes, int quantiser, const ImageView& ref,
+                            const DeltaVector* vectors, const ImageView* prev) {
   const NearLossless nl(quantiser);
   for_each_tile_row(layout, [&](int i, const TileSite& s) {
     const int mode = modes[s.tile];
@@ -185,6 +287,17 @@ void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
     uint8_t* r = ref.data[i] + s.y0 * rp + s.x0;
     const uint8_t* sym =
         symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
+    if (mode == kDeltaTemporal && vectors && delta_vector_set(vectors[s.tile])) {
+      uint8_t pred[kTileBytes];
+      gather_moved(*prev, i, p, s, vectors[s.tile].dx, vectors[s.tile].dy, pred);
+      for (int y = 0; y < s.h; y++) {
+        uint8_t* out = r + static_cast<size_t>(y) * rp;
+        const uint8_t* m = sym + static_cast<size_t>(y) * p.row_bytes;
+        for (int x = 0; x < s.w; x++)
+          out[x] = static_cast<uint8_t>(nl.reconstruct(pred[y * s.w + x], delta_unfold(m[x])));
+      }
+      return;
+    }
     if (mode == kDeltaTemporal) {
       for (int y = 0; y < s.h; y++) {
         uint8_t* out = r + static_cast<size_t>(y) * rp;

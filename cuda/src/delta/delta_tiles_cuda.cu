@@ -29,107 +29,12 @@
 
 #include "common/cuda_check.hpp"
 #include "cudafx/delta_tiles.hpp"
+#include "delta/delta_tiles_frame.cuh"
 
 namespace cudafx {
 namespace {
 
-constexpr int kThreads = kDeltaTileW;  // a byte column each
-constexpr int kTileBytes = kDeltaTileW * kDeltaTileH;
-constexpr int kWarps = kThreads / 32;
-static_assert(kThreads == 4 * kDeltaTileH && 32 % kDeltaTileH == 0,
-              "the block holds 4 channel rows (c <= 4) of kDeltaTileH rows, a warp whole "
-              "segments of them");
-// Rows a thread loads before it uses them (loads in flight at once).
-constexpr int kBatch = 8;
-static_assert(kDeltaTileH % kBatch == 0, "whole batches of rows");
-
-// One plane as the kernels see it.
-struct TilePlane {
-  const uint8_t* cur;  // the encoder's source
-  uint8_t* ref;
-  size_t cur_pitch, ref_pitch;
-  size_t sym_offset;  // DeltaLayout::plane_offset
-  int row_bytes, height, pixel_bytes, tiles_x;
-  unsigned first_tile;  // DeltaLayout::first_tile
-};
-
-// Quantised errors k (0 or NearLossless's: all in -128..127 as its range is
-// <= 256) and symbol costs (<= 72), a byte each, four to a word so that the
-// block copies them to shared memory a word a thread.
-constexpr int kErrors = 511;  // -255..255
-constexpr int kQuantWords = (kErrors + 3) / 4;
-constexpr int kCostWords = 256 / 4;
-static_assert(kQuantWords <= 2 * kThreads && kCostWords == kThreads, "one copy step each");
-
-struct TileFrame {
-  TilePlane plane[kMaxPlanes];
-  int n_planes;
-  int bound;      // the encoder's error bound
-  int quantiser;  // the decoder's
-  // The encoder's: DeltaEncoderQuantiser(bound).quantise(e - 255), int8,
-  // and delta_symbol_cost(m).
-  uint32_t quantise[kQuantWords];
-  uint32_t cost[kCostWords];
-};
-
-// The block's tile (number blockIdx.x among all planes'): its plane, its
-// corner and its clipped size.
-struct TileSite {
-  TilePlane p;
-  int x0, y0, w, h;
-};
-
-__device__ __forceinline__ TileSite find_tile(const TileFrame& f) {
-  const unsigned tile = blockIdx.x;
-  TileSite s;
-  s.p = f.plane[0];
-#pragma unroll
-  for (int i = 1; i < kMaxPlanes; i++)  // constant indices: no copy of `f` to local memory
-    if (i < f.n_planes && tile >= f.plane[i].first_tile)
-      s.p = f.plane[i];
-  const int local = static_cast<int>(tile - s.p.first_tile);
-  const int ty = local / s.p.tiles_x, tx = local - ty * s.p.tiles_x;
-  s.x0 = tx * kDeltaTileW;
-  s.y0 = ty * kDeltaTileH;
-  s.w = min(kDeltaTileW, s.p.row_bytes - s.x0);
-  s.h = min(kDeltaTileH, s.p.height - s.y0);
-  return s;
-}
-
-// The sum of v over the block, in every thread (`scratch`: kWarps ints).
-// Has a barrier: every thread calls it.
-__device__ __forceinline__ int block_sum(int v, int* scratch) {
-  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-  if (threadIdx.x % 32 == 0)
-    scratch[threadIdx.x / 32] = v;
-  __syncthreads();
-  int sum = 0;
-  for (int i = 0; i < kWarps; i++) sum += scratch[i];
-  return sum;
-}
-
-// The per-byte math of a call. Lossless (error bound and quantiser 0): the
-// quantisers of 0 as constants, so that NearLossless's divisions by its
-// step (1) fold away. Otherwise the encoder quantises through its table
-// (TileFrame::quantise, in shared memory).
-template <bool kLossless>
-struct EncoderMath {
-  DeltaEncoderQuantiser dq;
-  NearLossless nl;  // the reconstruction's: dq's
-  const int8_t* table;
-  __device__ __forceinline__ EncoderMath(int bound, const int8_t* t)
-      : dq(kLossless ? 0 : bound), nl(dq.nl), table(t) {}
-  __device__ __forceinline__ int quantise(int err) const {
-    return kLossless ? dq.quantise(err) : table[err + 255];
-  }
-};
-
-template <bool kLossless>
-struct DecoderMath {
-  NearLossless nl;
-  __device__ __forceinline__ explicit DecoderMath(int quantiser)
-      : nl(kLossless ? 0 : quantiser) {}
-};
+using namespace delta_tiles_kernels;
 
 // A block's tiles in shared memory, rows kDeltaTileW bytes apart, at fixed
 // places of one buffer (one base address for the wavefront's loads and
@@ -193,7 +98,8 @@ __device__ __forceinline__ void spatial_wavefront(uint8_t* tiles, int w, int h, 
 template <bool kLossless>
 __global__ void __launch_bounds__(kThreads)
     tiles_encode_kernel(const __grid_constant__ TileFrame f, DeltaIntra intra,
-                        uint8_t* __restrict__ symbols, uint8_t* __restrict__ modes) {
+                        const DeltaVector* __restrict__ vectors, uint8_t* __restrict__ symbols,
+                        uint8_t* __restrict__ modes) {
   // The wavefront's tiles, the temporal symbols and reconstruction, the
   // tables: words, so that the tables copy a word a thread.
   constexpr int kTSym = 3 * kTileBytes, kTRec = 4 * kTileBytes, kCost = 5 * kTileBytes;
@@ -207,10 +113,8 @@ __global__ void __launch_bounds__(kThreads)
   uint8_t* const t_sym = tiles + kTSym;
   uint8_t* const t_rec = tiles + kTRec;
   const uint8_t* const cost = tiles + kCost;
-  words[kCost / 4 + threadIdx.x] = f.cost[threadIdx.x];
-  if (!kLossless) {
-    for (int i = threadIdx.x; i < kQuantWords; i += kThreads) words[kQuant / 4 + i] = f.quantise[i];
-  }
+  static_assert(kQuant / 4 == kCost / 4 + kCostWords, "load_encoder_tables' places");
+  load_encoder_tables<kLossless>(f, words, kCost / 4);
   const EncoderMath<kLossless> q(f.bound, reinterpret_cast<const int8_t*>(tiles + kQuant));
   const TileSite s = find_tile(f);
   // Coded spatially only: a keyframe's tiles, and the intra-refresh band's.
@@ -224,11 +128,18 @@ __global__ void __launch_bounds__(kThreads)
   const uint8_t* cur = s.p.cur + s.y0 * cp + s.x0 + x;
   uint8_t* ref = s.p.ref + s.y0 * rp + s.x0 + x;
   uint8_t* sym = symbols + s.p.sym_offset + s.y0 * sp + s.x0 + x;
+  // A moved tile (the search found it a vector) predicts from the
+  // reference before the frame, moved; it is never skipped.
+  const DeltaVector vector = vectors ? vectors[blockIdx.x] : DeltaVector{};
+  const bool moved = delta_vector_set(vector);
+  const int moved_col =
+      moved ? delta_moved_column(s.x0 + min(x, s.w - 1), vector.dx, s.p.pixel_bytes, s.p.row_bytes)
+            : 0;
   __syncthreads();  // the tables
 
   // Stage the source; on a delta frame code it temporally on the way.
   int t_cost = 0;
-  bool any = false;
+  bool any = moved;
   if (column) {
     const uint8_t* c_row = cur;
     const uint8_t* r_row = ref;
@@ -239,7 +150,11 @@ __global__ void __launch_bounds__(kThreads)
       for (int u = 0; u < kBatch; u++, c_row += cp, r_row += rp) {
         if (y0 + u < s.h) {
           cv[u] = *c_row;
-          if (!keyframe)
+          if (moved)
+            rv[u] = s.p.prev[delta_moved_row(s.y0 + y0 + u, vector.dy, s.p.height) *
+                                 s.p.prev_pitch +
+                             moved_col];
+          else if (!keyframe)
             rv[u] = *r_row;
         }
       }
@@ -304,7 +219,8 @@ __global__ void __launch_bounds__(kThreads)
 template <bool kLossless>
 __global__ void __launch_bounds__(kThreads)
     tiles_decode_kernel(const __grid_constant__ TileFrame f, const uint8_t* __restrict__ symbols,
-                        const uint8_t* __restrict__ modes) {
+                        const uint8_t* __restrict__ modes,
+                        const DeltaVector* __restrict__ vectors) {
   __shared__ uint8_t tiles[2 * kTileBytes];
   uint8_t* const s_sym = tiles + kIn;
   uint8_t* const s_rec = tiles + kRec;
@@ -320,7 +236,13 @@ __global__ void __launch_bounds__(kThreads)
   const uint8_t* sym = symbols + s.p.sym_offset + s.y0 * sp + s.x0 + x;
 
   if (mode != kDeltaSpatial) {  // temporal (any other mode too, as on the CPU)
+    // A moved tile predicts from the reference before the frame, moved.
+    const DeltaVector vector =
+        vectors && mode == kDeltaTemporal ? vectors[blockIdx.x] : DeltaVector{};
+    const bool moved = delta_vector_set(vector);
     if (column) {
+      const int moved_col =
+          moved ? delta_moved_column(s.x0 + x, vector.dx, s.p.pixel_bytes, s.p.row_bytes) : 0;
 #pragma unroll
       for (int y0 = 0; y0 < kDeltaTileH; y0 += kBatch) {
         int rv[kBatch], mv[kBatch];
@@ -329,7 +251,10 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int u = 0; u < kBatch; u++, r_row += rp, m_row += sp) {
           if (y0 + u < s.h) {
-            rv[u] = *r_row;
+            rv[u] = moved ? s.p.prev[delta_moved_row(s.y0 + y0 + u, vector.dy, s.p.height) *
+                                         s.p.prev_pitch +
+                                     moved_col]
+                          : *r_row;
             mv[u] = *m_row;
           }
         }
@@ -362,7 +287,7 @@ __global__ void __launch_bounds__(kThreads)
 // The kernels' view of the layout and images (`cur` null for the decoder),
 // and the number of tiles of all planes.
 Status make_frame(const DeltaLayout& layout, const ImageView* cur, const ImageView& ref,
-                  TileFrame* f, unsigned* tiles) {
+                  const ImageView* prev, TileFrame* f, unsigned* tiles) {
   if (layout.n_planes < 1 || layout.n_planes > kMaxPlanes)
     return Status::invalid("delta tiles: the layout must have 1.." + std::to_string(kMaxPlanes) +
                            " planes, has " + std::to_string(layout.n_planes));
@@ -375,6 +300,8 @@ Status make_frame(const DeltaLayout& layout, const ImageView* cur, const ImageVi
     t.cur_pitch = cur ? cur->pitch[i] : 0;
     t.ref = ref.data[i];
     t.ref_pitch = ref.pitch[i];
+    t.prev = prev ? prev->data[i] : nullptr;
+    t.prev_pitch = prev ? prev->pitch[i] : 0;
     t.sym_offset = layout.plane_offset[i];
     t.row_bytes = p.row_bytes;
     t.height = p.height;
@@ -391,12 +318,17 @@ Status make_frame(const DeltaLayout& layout, const ImageView* cur, const ImageVi
 
 Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
                                const ImageView& ref, int bound, const DeltaIntra& intra,
-                               uint8_t* symbols, uint8_t* modes, StreamHandle stream) {
+                               uint8_t* symbols, uint8_t* modes, StreamHandle stream,
+                               const DeltaMotionSearch* motion) {
   TileFrame f;
   unsigned tiles = 0;
-  CUDAFX_TRY(make_frame(layout, &cur, ref, &f, &tiles));
+  CUDAFX_TRY(make_frame(layout, &cur, ref, motion ? &motion->prev : nullptr, &f, &tiles));
   if (tiles == 0)
     return Status::ok();
+  if (motion && (intra.keyframe || intra.period > 0))
+    return Status::invalid("delta tiles: no motion search on a keyframe or with intra refresh");
+  if (motion)
+    for (int i = 0; i < kMaxPlanes; i++) f.global[i] = motion->global[i];
   f.bound = bound;
   const DeltaEncoderQuantiser dq(bound);
   uint8_t* quantise = reinterpret_cast<uint8_t*>(f.quantise);
@@ -404,27 +336,35 @@ Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
     quantise[e] = static_cast<uint8_t>(static_cast<int8_t>(dq.quantise(e - 255)));
   uint8_t* cost = reinterpret_cast<uint8_t*>(f.cost);
   for (int m = 0; m < 256; m++) cost[m] = static_cast<uint8_t>(delta_symbol_cost(m));
+  const DeltaVector* vectors = nullptr;
+  if (motion) {
+    CUDAFX_TRY(launch_motion_search(f, tiles, motion->previous, motion->vectors, stream));
+    vectors = motion->vectors;
+  }
   if (bound == 0)
-    tiles_encode_kernel<true><<<tiles, kThreads, 0, stream>>>(f, intra, symbols, modes);
+    tiles_encode_kernel<true><<<tiles, kThreads, 0, stream>>>(f, intra, vectors, symbols, modes);
   else
-    tiles_encode_kernel<false><<<tiles, kThreads, 0, stream>>>(f, intra, symbols, modes);
+    tiles_encode_kernel<false><<<tiles, kThreads, 0, stream>>>(f, intra, vectors, symbols, modes);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
 
 Status delta_tiles_decode_cuda(const DeltaLayout& layout, const uint8_t* symbols,
                                const uint8_t* modes, int quantiser, const ImageView& ref,
-                               StreamHandle stream) {
+                               StreamHandle stream, const DeltaVector* vectors,
+                               const ImageView* prev) {
   TileFrame f;
   unsigned tiles = 0;
-  CUDAFX_TRY(make_frame(layout, nullptr, ref, &f, &tiles));
+  if (vectors && !prev)
+    return Status::invalid("delta tiles: moved tiles need the reference before the frame");
+  CUDAFX_TRY(make_frame(layout, nullptr, ref, vectors ? prev : nullptr, &f, &tiles));
   if (tiles == 0)
     return Status::ok();
   f.quantiser = quantiser;  // the decoder's kernel reads no table
   if (quantiser == 0)
-    tiles_decode_kernel<true><<<tiles, kThreads, 0, stream>>>(f, symbols, modes);
+    tiles_decode_kernel<true><<<tiles, kThreads, 0, stream>>>(f, symbols, modes, vectors);
   else
-    tiles_decode_kernel<false><<<tiles, kThreads, 0, stream>>>(f, symbols, modes);
+    tiles_decode_kernel<false><<<tiles, kThreads, 0, stream>>>(f, symbols, modes, vectors);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }

@@ -1,0 +1,153 @@
+// Format 4's motion vectors on the host: the vector section of a packet and
+// the encoder's per-plane global candidate (delta_motion.hpp).
+#include "cudafx/delta_motion.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "cudafx/delta.hpp"
+#include "delta/bit_stream.hpp"
+#include "delta/byte_order.hpp"
+
+namespace cudafx {
+namespace {
+
+// Gamma codes of the section: a run of tiles fits 2^21 tiles (make_delta_layout
+// allows 2^20), a vector's difference from the one before |d| <= 128.
+constexpr int kRunZeros = 21, kDifferenceZeros = 8;
+
+uint32_t signed_to_code(int d) {  // 0, 1, -1, 2, -2, ... as 0, 1, 2, 3, 4, ...
+  return d > 0 ? 2u * d - 1 : static_cast<uint32_t>(-2 * d);
+}
+int code_to_signed(uint32_t u) {
+  return (u & 1) ? static_cast<int>((u + 1) / 2) : -static_cast<int>(u / 2);
+}
+
+// The plane of tile number `tile` (all planes counted).
+int plane_of(const DeltaLayout& layout, size_t tile) {
+  int i = 0;
+  while (i + 1 < layout.n_planes && tile >= layout.first_tile[i + 1]) i++;
+  return i;
+}
+
+}  // namespace
+
+bool delta_any_vector(const DeltaLayout& layout, const DeltaVector* v) {
+  const size_t n = layout.tile_count();
+  for (size_t t = 0; t < n; t++)
+    if (delta_vector_set(v[t]))
+      return true;
+  return false;
+}
+
+void delta_global_vectors(const DeltaLayout& layout, const DeltaVector* v,
+                          DeltaVector global[kMaxPlanes]) {
+  // Counts by vector: (2 * kDeltaMaxVector + 1)^2 bins, with where each
+  // vector first occurs for the tie rule.
+  constexpr int kSide = 2 * kDeltaMaxVector + 1;
+  std::vector<uint32_t> count(kSide * kSide), first(kSide * kSide);
+  for (int i = 0; i < kMaxPlanes; i++) global[i] = DeltaVector{};
+  for (int i = 0; i < layout.n_planes; i++) {
+    std::fill(count.begin(), count.end(), 0u);
+    const size_t begin = layout.first_tile[i], end = begin + layout.planes[i].tile_count();
+    int best = -1;
+    for (size_t t = begin; t < end; t++) {
+      if (!delta_vector_set(v[t]))
+        continue;
+      const int bin = (v[t].dy + kDeltaMaxVector) * kSide + v[t].dx + kDeltaMaxVector;
+      if (count[bin]++ == 0)
+        first[bin] = static_cast<uint32_t>(t - begin);
+      if (best < 0 || count[bin] > count[best] ||
+          (count[bin] == count[best] && first[bin] < first[best]))
+        best = bin;
+    }
+    if (best >= 0)
+      global[i] = DeltaVector{static_cast<int8_t>(best % kSide - kDeltaMaxVector),
+                              static_cast<int8_t>(best / kSide - kDeltaMaxVector)};
+  }
+}
+
+void write_delta_vectors(const DeltaLayout& layout, const DeltaVector* v,
+                         std::vector<uint8_t>* out) {
+  const size_t at = out->size();
+  out->resize(at + 4);
+  BitWriter bits(out);
+  const size_t n = layout.tile_count();
+  size_t run = 0;
+  int plane = -1, px = 0, py = 0;  // the plane's vector before
+  for (size_t t = 0; t < n; t++) {
+    if (!delta_vector_set(v[t])) {
+      run++;
+      continue;
+    }
+    const int i = plane_of(layout, t);
+    if (i != plane) {
+      plane = i;
+      px = py = 0;
+    }
+    bits.gamma(static_cast<uint32_t>(run) + 1);
+    bits.gamma(signed_to_code(v[t].dx - px) + 1);
+    bits.gamma(signed_to_code(v[t].dy - py) + 1);
+    px = v[t].dx;
+    py = v[t].dy;
+    run = 0;
+  }
+  bits.gamma(static_cast<uint32_t>(run) + 1);
+  bits.flush();
+  put32(out->data() + at, static_cast<uint32_t>(out->size() - at - 4));
+}
+
+Status read_delta_vectors(const DeltaLayout& layout, const uint8_t* data, size_t size,
+                          size_t* used, DeltaVector* v) {
+  auto bad = [](const std::string& why) { return Status::invalid("vector section: " + why); };
+  if (size < 4)
+    return bad("truncated size");
+  const size_t length = get32(data);
+  if (length > size - 4)
+    return bad(std::to_string(length) + " bytes announced, " + std::to_string(size - 4) +
+               " follow");
+  const size_t n = layout.tile_count();
+  std::fill(v, v + n, DeltaVector{});
+  BitReader bits(data + 4, length);
+  size_t t = 0, vectors = 0;
+  int plane = -1, px = 0, py = 0;
+  for (;;) {
+    uint32_t g = 0;
+    if (!bits.gamma(&g, kRunZeros))
+      return bad("truncated or overlong run");
+    if (g - 1 > n - t)
+      return bad("a run passes the last tile");
+    t += g - 1;
+    if (t == n)
+      break;
+    uint32_t gx = 0, gy = 0;
+    if (!bits.gamma(&gx, kDifferenceZeros) || !bits.gamma(&gy, kDifferenceZeros))
+      return bad("truncated or overlong vector");
+    const int i = plane_of(layout, t);
+    if (i != plane) {
+      plane = i;
+      px = py = 0;
+    }
+    const int dx = px + code_to_signed(gx - 1), dy = py + code_to_signed(gy - 1);
+    if (dx < -kDeltaMaxVector || dx > kDeltaMaxVector || dy < -kDeltaMaxVector ||
+        dy > kDeltaMaxVector)
+      return bad("vector (" + std::to_string(dx) + ", " + std::to_string(dy) + ") of tile " +
+                 std::to_string(t) + " beyond ±" + std::to_string(kDeltaMaxVector));
+    if (dx == 0 && dy == 0)
+      return bad("vector (0, 0) given for tile " + std::to_string(t));
+    v[t] = DeltaVector{static_cast<int8_t>(dx), static_cast<int8_t>(dy)};
+    px = dx;
+    py = dy;
+    t++;
+    vectors++;
+  }
+  if (vectors == 0)
+    return bad("no vector");
+  if (bits.bytes_read() != length)
+    return bad(std::to_string(length) + " bytes announced, " + std::to_string(bits.bytes_read()) +
+               " coded");
+  *used = 4 + length;
+  return Status::ok();
+}
+
+}  // namespace cudafx

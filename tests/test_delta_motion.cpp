@@ -1,0 +1,444 @@
+// Format 4's motion-compensated tiles (delta_motion.hpp): where a moved byte
+// is read, the vector section and its validation, the encoder's search on
+// panning footage (the true motion found, every byte within the threshold,
+// packets smaller than without), the decoder's refusals, and the CUDA
+// encoder and decoder against the CPU's, byte for byte.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cudafx/delta.hpp"
+#include "cudafx/delta_motion.hpp"
+#include "support/delta_reseal.hpp"
+#include "support/gpu.hpp"
+#include "support/host_image.hpp"
+
+using namespace cudafx;
+using testing_support::HostImage;
+
+namespace {
+
+DeltaLayout layout_of(const ImageDesc& desc) {
+  DeltaLayout l;
+  EXPECT_TRUE(make_delta_layout(desc, &l).is_ok());
+  return l;
+}
+
+// A camera panning over a textured scene: frame n shows the scene moved by
+// n * (pan_x, pan_y) pixels of the first plane (chroma planes of 4:2:0 by
+// half: pan by even numbers), with sensor noise of +-1.
+std::vector<HostImage> panning_clip(const ImageDesc& desc, int frames, int pan_x, int pan_y,
+                                    uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<HostImage> clip;
+  for (int n = 0; n < frames; n++) {
+    clip.emplace_back(desc);
+    const ImageView& v = clip.back().view();
+    for (int i = 0; i < format_info(desc.format).n_planes; i++) {
+      const PlaneView p = v.plane(i);
+      const int sub = p.width < desc.width ? 2 : 1;
+      const int ox = n * pan_x / sub, oy = n * pan_y / sub;
+      for (int y = 0; y < p.height; y++)
+        for (int x = 0; x < p.width; x++)
+          for (int ch = 0; ch < p.channels; ch++) {
+            const int sx = x + ox, sy = y + oy;  // scene coordinates
+            const int texture = ((sx * 13) ^ (sy * 7)) % 97 + (sx / 9 + sy / 5) % 3 * 40 +
+                                ch * 30 + ((sx * sx + sy * 3) % 11);
+            p.data[static_cast<size_t>(y) * p.pitch + x * p.channels + ch] =
+                static_cast<uint8_t>(texture + static_cast<int>(rng() % 3) - 1);
+          }
+    }
+  }
+  return clip;
+}
+
+struct Encoded {
+  std::vector<std::vector<uint8_t>> packets;
+  size_t bytes = 0, moved = 0;
+};
+
+Encoded encode(const std::vector<HostImage>& clip, int threshold, bool motion) {
+  std::unique_ptr<DeltaEncoder> enc;
+  EXPECT_TRUE(DeltaEncoder::create(clip[0].desc(), &enc).is_ok());
+  Encoded out;
+  for (const HostImage& frame : clip) {
+    DeltaEncodeSettings s;
+    s.threshold = threshold;
+    s.motion_search = motion;
+    DeltaEncodeStats stats;
+    out.packets.emplace_back();
+    EXPECT_TRUE(enc->encode(frame.view(), s, &out.packets.back(), &stats).is_ok());
+    out.bytes += out.packets.back().size();
+    out.moved += stats.moved_tiles;
+  }
+  return out;
+}
+
+// The largest |decoded - source| over a clip decoded by `dec` (every packet
+// must decode to a frame).
+int largest_error(DeltaDecoderBase* dec, const std::vector<HostImage>& clip,
+                  const std::vector<std::vector<uint8_t>>& packets,
+                  const std::function<void(HostImage*)>& fetch) {
+  int worst = 0;
+  for (size_t n = 0; n < clip.size(); n++) {
+    std::string err;
+    EXPECT_EQ(dec->decode(packets[n].data(), packets[n].size(), &err), DeltaDecodeResult::Frame)
+        << "frame " << n << ": " << err;
+    HostImage got(clip[n].desc());
+    fetch(&got);
+    for (int i = 0; i < format_info(clip[n].desc().format).n_planes; i++) {
+      const PlaneView a = got.view().plane(i), b = clip[n].view().plane(i);
+      for (int y = 0; y < a.height; y++)
+        for (int x = 0; x < a.width * a.channels; x++)
+          worst = std::max(worst, std::abs(a.data[static_cast<size_t>(y) * a.pitch + x] -
+                                           b.data[static_cast<size_t>(y) * b.pitch + x]));
+    }
+  }
+  return worst;
+}
+
+// The vectors a packet carries (none without header flag 4).
+std::vector<DeltaVector> vectors_of(const DeltaLayout& l, const std::vector<uint8_t>& packet) {
+  std::vector<DeltaVector> v(l.tile_count());
+  if (!(packet[5] & 0x10))
+    return v;
+  size_t used = 0;
+  const Status s = read_delta_vectors(l, packet.data() + kDeltaHeaderSize + 1,
+                                      packet.size() - kDeltaHeaderSize - 1, &used, v.data());
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return v;
+}
+
+// A packet whose vector section is replaced by `section` (resealed).
+std::vector<uint8_t> with_section(const std::vector<uint8_t>& packet,
+                                  const std::vector<uint8_t>& section) {
+  const size_t at = kDeltaHeaderSize + 1;
+  uint32_t old = 0;
+  std::memcpy(&old, packet.data() + at, 4);  // little-endian hosts only, as the tests run
+  std::vector<uint8_t> out(packet.begin(), packet.begin() + at);
+  out.insert(out.end(), section.begin(), section.end());
+  out.insert(out.end(), packet.begin() + at + 4 + old, packet.end());
+  testing_support::reseal_delta_packet(out.data(), out.size());
+  return out;
+}
+
+}  // namespace
+
+// A moved byte keeps its channel; its pixel is clamped to the plane, also
+// for 3-byte pixels cut by the 64-byte tiles.
+TEST(DeltaMotionMath, MovedBytesKeepTheirChannelAndClampToThePlane) {
+  EXPECT_EQ(delta_moved_column(10, 2, 3, 30), 16);   // pixel 3, channel 1 -> pixel 5
+  EXPECT_EQ(delta_moved_column(10, -5, 3, 30), 1);   // pixel -2 -> 0, channel 1
+  EXPECT_EQ(delta_moved_column(29, 4, 3, 30), 29);   // pixel 13 -> 9 (the last), channel 2
+  EXPECT_EQ(delta_moved_column(64, 1, 4, 400), 68);  // RGBA
+  EXPECT_EQ(delta_moved_column(7, -64, 1, 100), 0);
+  EXPECT_EQ(delta_moved_row(3, -9, 20), 0);
+  EXPECT_EQ(delta_moved_row(15, 9, 20), 19);
+  EXPECT_EQ(delta_moved_row(5, 2, 20), 7);
+  // The search's candidates: stage 1 as documented, stage 2 around the best.
+  int dx = 0, dy = 0;
+  delta_search_stage1(0, {3, -1}, {5, 5}, &dx, &dy);
+  EXPECT_EQ(std::make_pair(dx, dy), std::make_pair(3, -1));
+  delta_search_stage1(1, {3, -1}, {5, 5}, &dx, &dy);
+  EXPECT_EQ(std::make_pair(dx, dy), std::make_pair(5, 5));
+  std::vector<std::pair<int, int>> ring;
+  for (int k = 2; k < 10; k++) {
+    delta_search_stage1(k, {}, {}, &dx, &dy);
+    ring.emplace_back(dx, dy);
+  }
+  EXPECT_EQ(ring, (std::vector<std::pair<int, int>>{
+                      {-2, -2}, {0, -2}, {2, -2}, {-2, 0}, {2, 0}, {-2, 2}, {0, 2}, {2, 2}}));
+  delta_search_stage1(kDeltaSearchStage1 - 1, {}, {}, &dx, &dy);
+  EXPECT_EQ(std::make_pair(dx, dy), std::make_pair(16, 16));
+  delta_search_stage2(0, 7, 7, &dx, &dy);
+  EXPECT_EQ(std::make_pair(dx, dy), std::make_pair(5, 5));
+  delta_search_stage2(12, 7, 7, &dx, &dy);  // the centre is left out
+  EXPECT_EQ(std::make_pair(dx, dy), std::make_pair(8, 7));
+  EXPECT_FALSE(delta_search_candidate(0, 0));
+  EXPECT_FALSE(delta_search_candidate(kDeltaMaxVector + 1, 0));
+  EXPECT_TRUE(delta_search_candidate(-kDeltaMaxVector, kDeltaMaxVector));
+}
+
+// Each plane's global candidate is its most frequent vector, the earliest
+// on a tie.
+TEST(DeltaMotionMath, GlobalVectorsAreEachPlanesMostFrequent) {
+  const DeltaLayout l = layout_of({PixelFormat::I420, 256, 64});  // Y 4x4 tiles, U/V 2x2
+  std::vector<DeltaVector> v(l.tile_count());
+  v[1] = {1, 1};
+  v[2] = {2, 0};
+  v[3] = {2, 0};
+  v[5] = {1, 1};
+  v[l.first_tile[1] + 2] = {-3, 4};
+  v[l.first_tile[1] + 1] = {5, 0};  // tie: the earlier tile's wins
+  DeltaVector g[kMaxPlanes];
+  delta_global_vectors(l, v.data(), g);
+  EXPECT_EQ(g[0].dx, 1);  // {1,1} (tiles 1, 5) ties {2,0} (2, 3): tile 1 is earlier
+  EXPECT_EQ(g[0].dy, 1);
+  EXPECT_EQ(g[1].dx, 5);
+  EXPECT_EQ(g[1].dy, 0);
+  EXPECT_EQ(g[2].dx, 0);
+  EXPECT_EQ(g[2].dy, 0);
+  EXPECT_TRUE(delta_any_vector(l, v.data()));
+}
+
+// The section reads back what was written, and refuses every violation of
+// the format by name.
+TEST(DeltaMotionSection, RoundTripsAndRefusesWhatTheFormatForbids) {
+  const DeltaLayout l = layout_of({PixelFormat::I420, 333, 211});
+  std::mt19937 rng(5);
+  std::vector<DeltaVector> v(l.tile_count());
+  for (auto& x : v)
+    if (rng() % 3 == 0)
+      x = {static_cast<int8_t>(static_cast<int>(rng() % 129) - 64),
+           static_cast<int8_t>(static_cast<int>(rng() % 129) - 64)};
+  v.back() = {-64, 64};  // the last tile, the largest vector
+  std::vector<uint8_t> section;
+  write_delta_vectors(l, v.data(), &section);
+  std::vector<DeltaVector> back(l.tile_count(), DeltaVector{9, 9});
+  size_t used = 0;
+  section.push_back(0xab);  // what follows the section is not its business
+  ASSERT_TRUE(read_delta_vectors(l, section.data(), section.size(), &used, back.data()).is_ok());
+  EXPECT_EQ(used, section.size() - 1);
+  for (size_t t = 0; t < v.size(); t++) {
+    EXPECT_EQ(back[t].dx, v[t].dx) << t;
+    EXPECT_EQ(back[t].dy, v[t].dy) << t;
+  }
+  section.pop_back();
+
+  auto refuse = [&](const std::vector<uint8_t>& bytes, const std::string& why) {
+    size_t u = 0;
+    const Status s = read_delta_vectors(l, bytes.data(), bytes.size(), &u, back.data());
+    EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << why;
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
+  };
+  refuse({1, 0}, "truncated size");
+  std::vector<uint8_t> cut(section.begin(), section.end() - 1);
+  refuse(cut, "bytes announced");
+  std::vector<uint8_t> longer = section;
+  longer.push_back(0);
+  longer[0]++;  // one byte more announced than coded
+  refuse(longer, "coded");
+  // Hand-made streams (bits least significant first): a run then a vector.
+  auto stream = [](std::vector<int> bits) {
+    std::vector<uint8_t> out(4, 0);
+    for (size_t i = 0; i < bits.size(); i++) {
+      if (i % 8 == 0)
+        out.push_back(0);
+      out.back() |= static_cast<uint8_t>(bits[i] << (i % 8));
+    }
+    const uint32_t n = static_cast<uint32_t>(out.size() - 4);
+    std::memcpy(out.data(), &n, 4);
+    return out;
+  };
+  // run 0 (gamma 1: "1"), dx 0 ("1"), dy 0 ("1"): the vector (0, 0).
+  refuse(stream({1, 1, 1}), "vector (0, 0) given for tile 0");
+  // Only a run to the end: no vector.
+  std::vector<DeltaVector> none(l.tile_count());
+  std::vector<uint8_t> empty;
+  write_delta_vectors(l, none.data(), &empty);
+  refuse(empty, "no vector");
+  // run 0, dx = +65 (code 129: gamma 130 = 7 zeros, 1, then 0000010), dy 0.
+  refuse(stream({1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1}), "beyond");
+  // A run past the last tile: gamma of tile_count + 2.
+  {
+    std::vector<uint8_t> out(4, 0);
+    std::vector<int> bits;
+    const uint32_t g = static_cast<uint32_t>(l.tile_count()) + 2;
+    int z = 0;
+    while ((g >> (z + 1)) != 0) z++;
+    for (int i = 0; i < z; i++) bits.push_back(0);
+    bits.push_back(1);
+    for (int i = 0; i < z; i++) bits.push_back((g >> i) & 1);
+    refuse(stream(bits), "passes the last tile");
+  }
+  refuse(stream({0, 0, 0, 0}), "truncated or overlong run");
+}
+
+// On a panning camera the search finds the pan for the tiles inside the
+// frame, every byte stays within the threshold, and the stream is much
+// smaller than without motion; on every plane layout, odd sizes included.
+TEST(DeltaMotionStream, PanningFootageIsFoundAndStaysWithinTheThreshold) {
+  for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::RGBA, PixelFormat::RGB,
+                        PixelFormat::I420, PixelFormat::NV12}) {
+    const ImageDesc desc{f, 333, 211};
+    const DeltaLayout l = layout_of(desc);
+    const auto clip = panning_clip(desc, 5, 4, -2, 3);
+    for (int threshold : {0, 4, 10}) {
+      const std::string where =
+          std::string(format_info(f).name) + " T=" + std::to_string(threshold);
+      const Encoded moved = encode(clip, threshold, true), plain = encode(clip, threshold, false);
+      EXPECT_EQ(plain.moved, 0u) << where;
+      EXPECT_GT(moved.moved, l.tile_count()) << where;  // over 4 delta frames
+      EXPECT_LT(moved.bytes * 5, plain.bytes * 4) << where << ": " << moved.bytes << " vs "
+                                                   << plain.bytes;
+      // Tiles whose moved place lies inside the frame got the pan (the
+      // scene moves left and down by (4, -2): a tile is predicted from
+      // (+4, -2) of the frame before), in pixels of their plane.
+      for (size_t n = 1; n < clip.size(); n++) {
+        ASSERT_TRUE(moved.packets[n][5] & 0x10) << where << " frame " << n;
+        const auto v = vectors_of(l, moved.packets[n]);
+        size_t inside = 0, right = 0;
+        for (int i = 0; i < l.n_planes; i++) {
+          const DeltaPlaneLayout& p = l.planes[i];
+          const int sub = (f == PixelFormat::I420 || f == PixelFormat::NV12) && i > 0 ? 2 : 1;
+          for (int ty = 1; ty + 1 < p.tiles_y; ty++)
+            for (int tx = 1; tx + 1 < p.tiles_x; tx++) {
+              const DeltaVector& t = v[l.first_tile[i] + static_cast<size_t>(ty) * p.tiles_x + tx];
+              inside++;
+              right += t.dx == 4 / sub && t.dy == -2 / sub;
+            }
+        }
+        // The first delta frame has no previous vectors to start from: the
+        // rings of stage 1 lead to the pan in most tiles of this texture
+        // (80-99 %); from the second on, the last frame's vectors are tried
+        // first.
+        if (n >= 2) {
+          EXPECT_GE(right * 10, inside * 9) << where << " frame " << n;
+        } else {
+          EXPECT_GE(right * 10, inside * 7) << where << " frame " << n;
+        }
+      }
+      std::unique_ptr<DeltaDecoder> dec;
+      ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+      EXPECT_LE(largest_error(dec.get(), clip, moved.packets,
+                              [&](HostImage* got) {
+                                got->copy_from(dec->reconstruction());
+                              }),
+                threshold)
+          << where;
+    }
+  }
+}
+
+// Motion search is off in streams with intra refresh (a moved tile could
+// read tiles a joining decoder has not rebuilt), and off for keyframes.
+TEST(DeltaMotionStream, NoVectorsWithIntraRefreshOrOnKeyframes) {
+  const ImageDesc desc{PixelFormat::I420, 200, 120};
+  const auto clip = panning_clip(desc, 4, 2, 2, 8);
+  std::unique_ptr<DeltaEncoder> enc;
+  ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
+  for (size_t n = 0; n < clip.size(); n++) {
+    DeltaEncodeSettings s;
+    s.threshold = 2;
+    s.refresh_period = 3;
+    DeltaEncodeStats stats;
+    std::vector<uint8_t> pkt;
+    ASSERT_TRUE(enc->encode(clip[n].view(), s, &pkt, &stats).is_ok());
+    EXPECT_EQ(stats.moved_tiles, 0u);
+    EXPECT_FALSE(pkt[5] & 0x10);
+  }
+  const Encoded keyed = encode(clip, 2, true);
+  EXPECT_FALSE(keyed.packets[0][5] & 0x10);
+}
+
+// What a decoder refuses: a vector on a tile that is not temporal, the flag
+// on a keyframe or with intra refresh, a damaged section; each Corrupt with
+// its reason, and the decoder waits for a keyframe after.
+TEST(DeltaMotionDecoder, BadVectorsAreCorruptAndNamed) {
+  const ImageDesc desc{PixelFormat::RGBA, 160, 64};
+  const DeltaLayout l = layout_of(desc);
+  auto clip = panning_clip(desc, 3, 2, 0, 4);
+  // Frame 2's top-left tile repeats frame 1's: skipped.
+  for (int y = 0; y < kDeltaTileH; y++)
+    std::memcpy(clip[2].view().data[0] + y * clip[2].view().pitch[0],
+                clip[1].view().data[0] + y * clip[1].view().pitch[0], kDeltaTileW);
+  const Encoded e = encode(clip, 0, true);
+  ASSERT_TRUE(e.packets[2][5] & 0x10);
+  auto expect_corrupt = [&](const std::vector<uint8_t>& bad, const std::string& why) {
+    std::unique_ptr<DeltaDecoder> dec;
+    ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+    std::string err;
+    for (int n = 0; n < 2; n++)
+      ASSERT_EQ(dec->decode(e.packets[n].data(), e.packets[n].size(), &err),
+                DeltaDecodeResult::Frame);
+    EXPECT_EQ(dec->decode(bad.data(), bad.size(), &err), DeltaDecodeResult::Corrupt) << why;
+    EXPECT_NE(err.find(why), std::string::npos) << err;
+    EXPECT_EQ(dec->decode(e.packets[2].data(), e.packets[2].size(), &err),
+              DeltaDecodeResult::NeedKeyframe);
+  };
+  auto v = vectors_of(l, e.packets[2]);
+  ASSERT_FALSE(delta_vector_set(v[0]));
+  v[0] = {1, 0};  // the skipped tile
+  std::vector<uint8_t> section;
+  write_delta_vectors(l, v.data(), &section);
+  expect_corrupt(with_section(e.packets[2], section), "tile 0 has a motion vector but is not temporal");
+
+  std::vector<uint8_t> truncated = e.packets[2];
+  truncated[kDeltaHeaderSize + 1] = 0xff;  // a section longer than the packet
+  testing_support::reseal_delta_packet(truncated.data(), truncated.size());
+  expect_corrupt(truncated, "vector section: ");
+
+  std::vector<uint8_t> keyed = e.packets[2];
+  keyed[5] |= 1;  // keyframe with vectors
+  testing_support::reseal_delta_packet(keyed.data(), keyed.size());
+  expect_corrupt(keyed, "motion vectors on a keyframe or in a stream with intra refresh");
+  std::vector<uint8_t> refresh = e.packets[2];
+  refresh[5] |= 8;
+  testing_support::reseal_delta_packet(refresh.data(), refresh.size());
+  expect_corrupt(refresh, "motion vectors on a keyframe or in a stream with intra refresh");
+}
+
+// The CUDA encoder finds the CPU's vectors and writes the CPU's packets, and
+// the CUDA decoder (lanes on the host and on the GPU) rebuilds them: every
+// plane layout, thresholds 0/4/10, a keyframe and a frame without search in
+// the middle (the candidates start again after either).
+class DeltaMotionCuda : public ::testing::TestWithParam<int> {};
+
+TEST_P(DeltaMotionCuda, EncoderAndDecoderEqualTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const int threshold = GetParam();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::GRAY8, PixelFormat::I420,
+                        PixelFormat::NV12}) {
+    for (const auto& size : {std::pair<int, int>{333, 211}, {64, 16}, {1, 1}}) {
+      const ImageDesc desc{f, size.first, size.second};
+      const auto clip = panning_clip(desc, 8, 4, 2, 11 + threshold);
+      std::unique_ptr<DeltaEncoder> cpu;
+      std::unique_ptr<DeltaEncoderCuda> gpu;
+      ASSERT_TRUE(DeltaEncoder::create(desc, &cpu).is_ok());
+      ASSERT_TRUE(DeltaEncoderCuda::create(desc, &gpu).is_ok());
+      std::unique_ptr<DeltaDecoderCuda> dec_host_lanes, dec_gpu_lanes;
+      ASSERT_TRUE(DeltaDecoderCuda::create(desc, stream.get(), &dec_host_lanes).is_ok());
+      ASSERT_TRUE(DeltaDecoderCuda::create(desc, stream.get(), &dec_gpu_lanes, 0).is_ok());
+      testing_support::DeviceImage cur(desc, 3);
+      size_t moved = 0;
+      for (size_t n = 0; n < clip.size(); n++) {
+        const std::string where = std::string(format_info(f).name) + " " +
+                                  std::to_string(size.first) + "x" +
+                                  std::to_string(size.second) + " frame " + std::to_string(n);
+        DeltaEncodeSettings s;
+        s.threshold = threshold;
+        s.force_keyframe = n == 4;
+        s.motion_search = n != 6;
+        std::vector<uint8_t> a, b;
+        DeltaEncodeStats sa, sb;
+        ASSERT_TRUE(cpu->encode(clip[n].view(), s, &a, &sa).is_ok());
+        ASSERT_TRUE(cur.upload(clip[n].view(), stream.get()).is_ok());
+        const Status st = gpu->encode(cur.view(), s, stream.get(), &b, &sb);
+        ASSERT_TRUE(st.is_ok()) << st.message();
+        EXPECT_EQ(a, b) << where << " (" << a.size() << " vs " << b.size() << " bytes)";
+        EXPECT_EQ(sa.moved_tiles, sb.moved_tiles) << where;
+        moved += sa.moved_tiles;
+        for (DeltaDecoderCuda* dec : {dec_host_lanes.get(), dec_gpu_lanes.get()}) {
+          std::string err;
+          EXPECT_EQ(dec->decode(a.data(), a.size(), &err), DeltaDecodeResult::Frame)
+              << where << ": " << err;
+          HostImage got(desc), want(desc);
+          ASSERT_TRUE(copy_image_async(got.view(), dec->reconstruction(), stream.get()).is_ok());
+          ASSERT_TRUE(stream.synchronize().is_ok());
+          want.copy_from(cpu->reference());
+          EXPECT_TRUE(testing_support::bytes_equal(got.view(), want.view())) << where;
+        }
+      }
+      if (size.first > 64)
+        EXPECT_GT(moved, 0u) << format_info(f).name;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Thresholds, DeltaMotionCuda, ::testing::Values(0, 4, 10));
