@@ -98,7 +98,7 @@ __device__ __forceinline__ void spatial_wavefront(uint8_t* tiles, int w, int h, 
 template <bool kLossless>
 __global__ void __launch_bounds__(kThreads)
     tiles_encode_kernel(const __grid_constant__ TileFrame f, DeltaIntra intra,
-                        const DeltaVector* __restrict__ vectors, uint8_t* __restrict__ symbols,
+                        DeltaVector* __restrict__ vectors, uint8_t* __restrict__ symbols,
                         uint8_t* __restrict__ modes) {
   // The wavefront's tiles, the temporal symbols and reconstruction, the
   // tables: words, so that the tables copy a word a thread.
@@ -202,8 +202,11 @@ __global__ void __launch_bounds__(kThreads)
       for (int y = 0; y < s.h; y++) s_cost += cost[s_sym[y * kDeltaTileW + x]];
     temporal = t_total <= block_sum(s_cost, s_scratch);  // temporal on a tie
   }
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
     modes[blockIdx.x] = temporal ? kDeltaTemporal : kDeltaSpatial;
+    if (moved && !temporal)  // the search's vector lost to spatial coding
+      vectors[blockIdx.x] = DeltaVector{};
+  }
   const uint8_t* out_sym = temporal ? t_sym : s_sym;
   const uint8_t* out_rec = temporal ? t_rec : s_rec;
   if (column) {
@@ -336,7 +339,7 @@ Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
     quantise[e] = static_cast<uint8_t>(static_cast<int8_t>(dq.quantise(e - 255)));
   uint8_t* cost = reinterpret_cast<uint8_t*>(f.cost);
   for (int m = 0; m < 256; m++) cost[m] = static_cast<uint8_t>(delta_symbol_cost(m));
-  const DeltaVector* vectors = nullptr;
+  DeltaVector* vectors = nullptr;
   if (motion) {
     CUDAFX_TRY(launch_motion_search(f, tiles, motion->previous, motion->vectors, stream));
     vectors = motion->vectors;

@@ -59,8 +59,7 @@ struct TileSite {
   int x0, y0, w, h;
 };
 
-__device__ __forceinline__ TileSite find_tile(const TileFrame& f) {
-  const unsigned tile = blockIdx.x;
+__device__ __forceinline__ TileSite find_tile(const TileFrame& f, unsigned tile = blockIdx.x) {
   TileSite s;
   s.p = f.plane[0];
 #pragma unroll
@@ -111,27 +110,26 @@ struct DecoderMath {
       : nl(kLossless ? 0 : quantiser) {}
 };
 
-// The sum of v over the block, alternating between two scratch arrays so
-// that calls may follow each other (each has a barrier between a call's
-// reads and the next-but-one's writes).
-struct BlockSums {
-  int* scratch;  // 2 * kWarps ints of shared memory
-  int turn;      // each thread's own count, the same in all
-  __device__ __forceinline__ int operator()(int v) {
-    turn ^= 1;
-    return block_sum(v, scratch + turn * kWarps);
-  }
-};
+// The sum of v over the warp, in every lane.
+__device__ __forceinline__ int warp_sum(int v) {
+#if __CUDA_ARCH__ >= 800
+  return static_cast<int>(__reduce_add_sync(0xffffffffu, static_cast<unsigned>(v)));
+#else
+  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+#endif
+}
 
 // The encoder's tables (TileFrame::cost, ::quantise) copied to shared
-// memory `words` (the cost table at word `cost_word`, the quantiser's
-// after it unless lossless). The caller synchronises before use.
+// memory `words` by a block of `threads` threads (the cost table at word
+// `cost_word`, the quantiser's after it unless lossless). The caller
+// synchronises before use.
 template <bool kLossless>
 __device__ __forceinline__ void load_encoder_tables(const TileFrame& f, uint32_t* words,
-                                                    int cost_word) {
-  words[cost_word + threadIdx.x] = f.cost[threadIdx.x];
+                                                    int cost_word, int threads = kThreads) {
+  for (int i = threadIdx.x; i < kCostWords; i += threads) words[cost_word + i] = f.cost[i];
   if (!kLossless) {
-    for (int i = threadIdx.x; i < kQuantWords; i += kThreads)
+    for (int i = threadIdx.x; i < kQuantWords; i += threads)
       words[cost_word + kCostWords + i] = f.quantise[i];
   }
 }
