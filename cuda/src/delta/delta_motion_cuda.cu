@@ -1,8 +1,8 @@
 // The reference encoder's motion search (delta_motion.hpp) on a CUDA
-// device: a warp a tile (kWarpsPerBlock tiles a block), lane l taking the
-// tile's byte columns l and l + 32 and keeping them in registers. Each
-// candidate's sum of absolute differences is two column sums and a warp
-// sum, the same in every lane, so the warp walks the candidates in step and
+// device: a warp a tile (kWarpsPerBlock tiles a block), each lane a word of
+// every other row of it, kept in registers. Each candidate's sum of
+// absolute differences is a lane's sum (four bytes at a time: __vabsdiffu4,
+// __dp4a) and a warp sum, the same in every lane, so the warp walks the candidates in step and
 // picks the same vector as the CPU (integer sums, the same order, strict
 // improvement), with no barrier between candidates. Runs before the tile
 // coder, which codes the tiles it gives a vector as moved (and clears the
@@ -18,43 +18,101 @@ namespace {
 
 constexpr int kWarpsPerBlock = 4;
 constexpr int kSearchThreads = 32 * kWarpsPerBlock;
-static_assert(kDeltaTileW == 64, "two byte columns a lane");
+// Lane l takes bytes 4 (l % 16) .. 4 (l % 16) + 3 of rows l / 16, l / 16 + 2,
+// ...: a word of each of kRowsPerLane rows.
+constexpr int kRowsPerLane = kDeltaTileH / 2;
+static_assert(kDeltaTileW == 64 && kDeltaTileH % 2 == 0, "16 lanes a row, two rows a step");
 
-// One lane's two columns of a tile: the source bytes, and where the moved
-// reference is read.
-struct LaneColumns {
-  int cv[2][kDeltaTileH];
-  int col[2];
-  bool valid[2];
+// One lane's part of a tile: its source words, which of their bytes lie in
+// the tile, and each byte's pixel and channel in the plane.
+struct LaneTile {
+  uint32_t cur[kRowsPerLane];  // bytes past the tile's width are 0
+  int row0, nvalid;            // first row; bytes of the word inside the tile (0..4)
+  int px[4], ch[4];
+  uint32_t mask;  // 0xff for each byte inside the tile
+  // The pixels the whole tile spans and the plane's last, for the test of
+  // a vector that keeps every moved byte inside the plane.
+  int px_first, px_last, px_max;
 };
 
-// The lane's part of the sum of |source - reference moved by (dx, dy)| over
-// the tile, rows clamped per row only where the moved tile crosses the
-// plane's top or bottom.
-__device__ __forceinline__ int lane_sad(const LaneColumns& lc, const TileSite& s, int dx, int dy) {
+__device__ __forceinline__ int byte_of(uint32_t w, int b) { return (w >> (8 * b)) & 0xff; }
+
+// The lane's part of the sum of |source - reference moved by (dx, dy)|.
+// Where the moved tile lies inside the plane (the common case), a moved
+// word is two aligned loads and a funnel shift, compared four bytes at once;
+// at the plane's edges, byte by byte with clamped coordinates. Both give
+// the same integer.
+__device__ __forceinline__ int lane_sad(const LaneTile& lt, const TileSite& s, int dx, int dy) {
+  if (lt.nvalid == 0)
+    return 0;
   const int c = s.p.pixel_bytes;
   const size_t pp = s.p.prev_pitch;
-  const bool rows_inside = s.y0 + dy >= 0 && s.y0 + s.h - 1 + dy <= s.p.height - 1;
+  const bool inside = lt.px_first + dx >= 0 && lt.px_last + dx <= lt.px_max &&
+                      s.y0 + dy >= 0 && s.y0 + s.h - 1 + dy <= s.p.height - 1;
   int sad = 0;
+  if (inside) {
+    const uint8_t* first = s.p.prev + static_cast<size_t>(s.y0 + lt.row0 + dy) * pp + s.x0 +
+                           4 * (threadIdx.x % 16) + dx * c;
+    const unsigned shift = static_cast<unsigned>(reinterpret_cast<uintptr_t>(first) & 3);
+    const bool two = shift + lt.nvalid > 4;  // the lane's bytes reach the next word
+    const uint32_t* word = reinterpret_cast<const uint32_t*>(first - shift);
+    const size_t step = 2 * pp / 4;  // pitches are multiples of 4 on the device
 #pragma unroll
-  for (int j = 0; j < 2; j++) {
-    if (!lc.valid[j])
-      continue;
-    const uint8_t* base = s.p.prev + delta_moved_column(lc.col[j], dx, c, s.p.row_bytes);
-    if (rows_inside) {
-      const uint8_t* r = base + static_cast<size_t>(s.y0 + dy) * pp;
+    for (int k = 0; k < kRowsPerLane; k++, word += step) {
+      if (lt.row0 + 2 * k < s.h) {
+        const uint32_t lo = word[0], hi = two ? word[1] : 0u;
+        const uint32_t moved = __funnelshift_r(lo, hi, 8 * shift) & lt.mask;
+        sad = static_cast<int>(
+            __dp4a(__vabsdiffu4(lt.cur[k], moved), 0x01010101u, static_cast<unsigned>(sad)));
+      }
+    }
+    return sad;
+  }
+  const int last = s.p.row_bytes / c - 1;
 #pragma unroll
-      for (int y = 0; y < kDeltaTileH; y++, r += pp)
-        if (y < s.h)
-          sad += abs(lc.cv[j][y] - *r);
-    } else {
+  for (int k = 0; k < kRowsPerLane; k++) {
+    if (lt.row0 + 2 * k < s.h) {
+      const uint8_t* row =
+          s.p.prev + static_cast<size_t>(delta_moved_row(s.y0 + lt.row0 + 2 * k, dy, s.p.height)) * pp;
 #pragma unroll
-      for (int y = 0; y < kDeltaTileH; y++)
-        if (y < s.h)
-          sad += abs(lc.cv[j][y] - base[delta_moved_row(s.y0 + y, dy, s.p.height) * pp]);
+      for (int b = 0; b < 4; b++) {
+        if (b < lt.nvalid) {
+          const int q = min(max(lt.px[b] + dx, 0), last);
+          sad += abs(byte_of(lt.cur[k], b) - row[q * c + lt.ch[b]]);
+        }
+      }
     }
   }
   return sad;
+}
+
+// The lane's part of the cost (delta_symbol_cost of the encoder's symbols)
+// of coding the tile predicted from the reference moved by (dx, dy), and
+// whether any of its symbols is not 0.
+template <class Q>
+__device__ __forceinline__ int lane_cost(const LaneTile& lt, const TileSite& s, int dx, int dy,
+                                         const Q& q, const uint8_t* cost, bool* any) {
+  const int c = s.p.pixel_bytes, last = s.p.row_bytes / c - 1;
+  int total = 0;
+#pragma unroll
+  for (int k = 0; k < kRowsPerLane; k++) {
+    if (lt.row0 + 2 * k < s.h) {
+      const uint8_t* row =
+          s.p.prev +
+          static_cast<size_t>(delta_moved_row(s.y0 + lt.row0 + 2 * k, dy, s.p.height)) *
+              s.p.prev_pitch;
+#pragma unroll
+      for (int b = 0; b < 4; b++) {
+        if (b < lt.nvalid) {
+          const int x = min(max(lt.px[b] + dx, 0), last);
+          const int m = delta_fold(q.quantise(byte_of(lt.cur[k], b) - row[x * c + lt.ch[b]]));
+          total += cost[m];
+          *any |= m != 0;
+        }
+      }
+    }
+  }
+  return total;
 }
 
 template <bool kLossless>
@@ -76,43 +134,50 @@ __global__ void __launch_bounds__(kSearchThreads)
   for (int i = 1; i < kMaxPlanes; i++)
     if (i < f.n_planes && tile >= f.plane[i].first_tile)
       plane = i;
-  const int lane = threadIdx.x % 32;
-  const size_t pp = s.p.prev_pitch;
+  const int lane = threadIdx.x % 32, c = s.p.pixel_bytes;
 
-  // The lane's columns of the source, and the plain temporal cost.
-  LaneColumns lc;
-  int t_cost = 0;
-  bool any = false;
+  LaneTile lt;
+  lt.row0 = lane / 16;
+  const int x = 4 * (lane % 16);  // the word's first byte in the tile
+  lt.nvalid = min(max(s.w - x, 0), 4);
+  lt.mask = lt.nvalid >= 4 ? 0xffffffffu : (1u << (8 * lt.nvalid)) - 1u;
 #pragma unroll
-  for (int j = 0; j < 2; j++) {
-    const int x = lane + 32 * j;
-    lc.valid[j] = x < s.w;
-    lc.col[j] = s.x0 + x;
-#pragma unroll
-    for (int y = 0; y < kDeltaTileH; y++) {
-      lc.cv[j][y] = 0;
-      if (lc.valid[j] && y < s.h) {
-        lc.cv[j][y] = s.p.cur[(s.y0 + y) * s.p.cur_pitch + lc.col[j]];
-        const int m =
-            delta_fold(q.quantise(lc.cv[j][y] - s.p.prev[(s.y0 + y) * pp + lc.col[j]]));
-        t_cost += cost[m];
-        any |= m != 0;
-      }
-    }
+  for (int b = 0; b < 4; b++) {
+    lt.px[b] = (s.x0 + x + b) / c;
+    lt.ch[b] = s.x0 + x + b - lt.px[b] * c;
   }
+  lt.px_first = s.x0 / c;
+  lt.px_last = (s.x0 + s.w - 1) / c;
+  lt.px_max = s.p.row_bytes / c - 1;
+#pragma unroll
+  for (int k = 0; k < kRowsPerLane; k++) {
+    uint32_t w = 0;
+    const int y = lt.row0 + 2 * k;
+    if (y < s.h) {
+      const uint8_t* src = s.p.cur + static_cast<size_t>(s.y0 + y) * s.p.cur_pitch + s.x0 + x;
+#pragma unroll
+      for (int b = 0; b < 4; b++)
+        if (b < lt.nvalid)
+          w |= static_cast<uint32_t>(src[b]) << (8 * b);
+    }
+    lt.cur[k] = w;
+  }
+
+  // The plain temporal coding: skipped when every symbol is 0.
+  bool any = false;
+  const int t_total = warp_sum(lane_cost(lt, s, 0, 0, q, cost, &any));
   const DeltaVector none;
-  if (!__any_sync(0xffffffffu, any)) {  // skipped
+  if (!__any_sync(0xffffffffu, any)) {
     if (lane == 0)
       vectors[tile] = none;
     return;
   }
-  const int t_total = warp_sum(t_cost);
 
-  int best = warp_sum(lane_sad(lc, s, 0, 0)), bx = 0, by = 0;
+  int best = warp_sum(lane_sad(lt, s, 0, 0)), bx = 0, by = 0;
   auto consider = [&](int dx, int dy) {  // uniform over the warp
     if (!delta_search_candidate(dx, dy))
       return;
-    const int sad = warp_sum(lane_sad(lc, s, dx, dy));
+    const int sad = warp_sum(lane_sad(lt, s, dx, dy));
     if (sad < best) {
       best = sad;
       bx = dx;
@@ -130,33 +195,17 @@ __global__ void __launch_bounds__(kSearchThreads)
     delta_search_stage2(k, cx, cy, &dx, &dy);
     consider(dx, dy);
   }
-  if (bx == 0 && by == 0) {
-    if (lane == 0)
-      vectors[tile] = none;
-    return;
-  }
-  // The moved coding's cost: kept only when below the plain one.
-  int m_cost = 0;
-#pragma unroll
-  for (int j = 0; j < 2; j++) {
-    if (!lc.valid[j])
-      continue;
-    const int mc = delta_moved_column(lc.col[j], bx, s.p.pixel_bytes, s.p.row_bytes);
-#pragma unroll
-    for (int y = 0; y < kDeltaTileH; y++)
-      if (y < s.h)
-        m_cost += cost[delta_fold(q.quantise(
-            lc.cv[j][y] - s.p.prev[delta_moved_row(s.y0 + y, by, s.p.height) * pp + mc]))];
-  }
-  const int m_total = warp_sum(m_cost);
-  if (lane == 0) {
-    DeltaVector v;
-    if (m_total < t_total) {
+  DeltaVector v;
+  if (bx != 0 || by != 0) {
+    // The moved coding's cost: kept only when below the plain one.
+    bool unused = false;
+    if (warp_sum(lane_cost(lt, s, bx, by, q, cost, &unused)) < t_total) {
       v.dx = static_cast<int8_t>(bx);
       v.dy = static_cast<int8_t>(by);
     }
-    vectors[tile] = v;
   }
+  if (lane == 0)
+    vectors[tile] = v;
 }
 
 }  // namespace

@@ -330,8 +330,14 @@ Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
     return Status::ok();
   if (motion && (intra.keyframe || intra.period > 0))
     return Status::invalid("delta tiles: no motion search on a keyframe or with intra refresh");
-  if (motion)
+  if (motion) {
+    // The search reads the reference before the frame a word at a time.
+    for (int i = 0; i < layout.n_planes; i++)
+      if (motion->prev.pitch[i] % 4 != 0 || reinterpret_cast<uintptr_t>(motion->prev.data[i]) % 4)
+        return Status::invalid("delta tiles: the motion search's reference needs planes and "
+                               "pitches aligned to 4 bytes");
     for (int i = 0; i < kMaxPlanes; i++) f.global[i] = motion->global[i];
+  }
   f.bound = bound;
   const DeltaEncoderQuantiser dq(bound);
   uint8_t* quantise = reinterpret_cast<uint8_t*>(f.quantise);
