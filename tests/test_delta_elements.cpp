@@ -266,8 +266,9 @@ TEST(DeltaElements, EncoderMovesTilesOfMovingContent) {
     ASSERT_EQ(without.size(), 6u);
     guint moved = 0;
     for (size_t n = 0; n < with.size(); n++) {
-      if (with[n].keyframe)
+      if (with[n].keyframe) {
         EXPECT_EQ(with[n].moved, 0u) << n;
+      }
       EXPECT_EQ(without[n].moved, 0u) << n;
       moved += with[n].moved;
     }

@@ -56,6 +56,35 @@ std::vector<HostImage> panning_clip(const ImageDesc& desc, int frames, int pan_x
   return clip;
 }
 
+// Content where many candidates tie: a flat background, a checkerboard of
+// period 8 pixels and a bright square, the whole scene moving by (12, -6)
+// pixels a frame and the square by (-5, 3) more; so vectors reach far and
+// the order of equal sums decides.
+std::vector<HostImage> tied_clip(const ImageDesc& desc, int frames) {
+  std::vector<HostImage> clip;
+  for (int n = 0; n < frames; n++) {
+    clip.emplace_back(desc);
+    const ImageView& v = clip.back().view();
+    for (int i = 0; i < format_info(desc.format).n_planes; i++) {
+      const PlaneView p = v.plane(i);
+      for (int y = 0; y < p.height; y++)
+        for (int x = 0; x < p.width; x++)
+          for (int ch = 0; ch < p.channels; ch++) {
+            const int sx = x + 12 * n, sy = y - 6 * n;
+            int value = 100 + ch;
+            if (sx % 200 < 90 && ((sy & 1023) % 150) < 70)
+              value = ((sx / 8 + (sy & 1023) / 8) % 2) ? 200 : 40;
+            const int qx = x - 40 + 5 * n, qy = y - 30 - 3 * n;
+            if (qx >= 0 && qx < 24 && qy >= 0 && qy < 20)
+              value = 250 - ch;
+            p.data[static_cast<size_t>(y) * p.pitch + x * p.channels + ch] =
+                static_cast<uint8_t>(value);
+          }
+    }
+  }
+  return clip;
+}
+
 struct Encoded {
   std::vector<std::vector<uint8_t>> packets;
   size_t bytes = 0, moved = 0;
@@ -256,6 +285,10 @@ TEST(DeltaMotionSection, RoundTripsAndRefusesWhatTheFormatForbids) {
     refuse(stream(bits), "passes the last tile");
   }
   refuse(stream({0, 0, 0, 0}), "truncated or overlong run");
+  // run 0, then a difference whose gamma code has 9 zeros (|d| >= 256:
+  // no vector within the bound needs it).
+  refuse(stream({1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}),
+         "truncated or overlong vector");
 }
 
 // On a panning camera the search finds the pan for the tiles inside the
@@ -335,9 +368,10 @@ TEST(DeltaMotionStream, NoVectorsWithIntraRefreshOrOnKeyframes) {
   EXPECT_FALSE(keyed.packets[0][5] & 0x10);
 }
 
-// What a decoder refuses: a vector on a tile that is not temporal, the flag
-// on a keyframe or with intra refresh, a damaged section; each Corrupt with
-// its reason, and the decoder waits for a keyframe after.
+// What a decoder refuses (the CPU's, and the CUDA decoder's with its lanes
+// on the GPU): a vector on a tile that is not temporal, the flag on a
+// keyframe or with intra refresh, a damaged section; each Corrupt with its
+// reason, and the decoder waits for a keyframe after.
 TEST(DeltaMotionDecoder, BadVectorsAreCorruptAndNamed) {
   const ImageDesc desc{PixelFormat::RGBA, 160, 64};
   const DeltaLayout l = layout_of(desc);
@@ -348,24 +382,42 @@ TEST(DeltaMotionDecoder, BadVectorsAreCorruptAndNamed) {
                 clip[1].view().data[0] + y * clip[1].view().pitch[0], kDeltaTileW);
   const Encoded e = encode(clip, 0, true);
   ASSERT_TRUE(e.packets[2][5] & 0x10);
+  // The CPU decoder, and where a GPU is, the CUDA decoder with its lanes
+  // on the GPU (the modes come back to the host for the check).
+  const bool gpu = testing_support::gpu_part_runs();
+  CudaStream stream;
+  if (gpu) {
+    ASSERT_TRUE(stream.create().is_ok());
+  }
   auto expect_corrupt = [&](const std::vector<uint8_t>& bad, const std::string& why) {
-    std::unique_ptr<DeltaDecoder> dec;
-    ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
-    std::string err;
-    for (int n = 0; n < 2; n++)
-      ASSERT_EQ(dec->decode(e.packets[n].data(), e.packets[n].size(), &err),
-                DeltaDecodeResult::Frame);
-    EXPECT_EQ(dec->decode(bad.data(), bad.size(), &err), DeltaDecodeResult::Corrupt) << why;
-    EXPECT_NE(err.find(why), std::string::npos) << err;
-    EXPECT_EQ(dec->decode(e.packets[2].data(), e.packets[2].size(), &err),
-              DeltaDecodeResult::NeedKeyframe);
+    for (int backend = 0; backend < (gpu ? 2 : 1); backend++) {
+      std::unique_ptr<DeltaDecoderBase> dec;
+      if (backend == 0) {
+        std::unique_ptr<DeltaDecoder> cpu;
+        ASSERT_TRUE(DeltaDecoder::create(desc, &cpu).is_ok());
+        dec = std::move(cpu);
+      } else {
+        std::unique_ptr<DeltaDecoderCuda> cuda;
+        ASSERT_TRUE(DeltaDecoderCuda::create(desc, stream.get(), &cuda, 0).is_ok());
+        dec = std::move(cuda);
+      }
+      std::string err;
+      for (int n = 0; n < 2; n++)
+        ASSERT_EQ(dec->decode(e.packets[n].data(), e.packets[n].size(), &err),
+                  DeltaDecodeResult::Frame);
+      EXPECT_EQ(dec->decode(bad.data(), bad.size(), &err), DeltaDecodeResult::Corrupt) << why;
+      EXPECT_NE(err.find(why), std::string::npos) << err;
+      EXPECT_EQ(dec->decode(e.packets[2].data(), e.packets[2].size(), &err),
+                DeltaDecodeResult::NeedKeyframe);
+    }
   };
   auto v = vectors_of(l, e.packets[2]);
   ASSERT_FALSE(delta_vector_set(v[0]));
   v[0] = {1, 0};  // the skipped tile
   std::vector<uint8_t> section;
   write_delta_vectors(l, v.data(), &section);
-  expect_corrupt(with_section(e.packets[2], section), "tile 0 has a motion vector but is not temporal");
+  expect_corrupt(with_section(e.packets[2], section),
+                 "tile 0 has a motion vector but is not temporal");
 
   std::vector<uint8_t> truncated = e.packets[2];
   truncated[kDeltaHeaderSize + 1] = 0xff;  // a section longer than the packet
@@ -384,8 +436,10 @@ TEST(DeltaMotionDecoder, BadVectorsAreCorruptAndNamed) {
 
 // The CUDA encoder finds the CPU's vectors and writes the CPU's packets, and
 // the CUDA decoder (lanes on the host and on the GPU) rebuilds them: every
-// plane layout, thresholds 0/4/10, a keyframe and a frame without search in
-// the middle (the candidates start again after either).
+// plane layout, odd sizes (3-byte pixels cut by the tiles, moved tiles
+// across the plane's edges), thresholds 0/4/10, a pan and content where
+// candidates tie and vectors reach far, a keyframe and a frame without
+// search in the middle (the candidates start again after either).
 class DeltaMotionCuda : public ::testing::TestWithParam<int> {};
 
 TEST_P(DeltaMotionCuda, EncoderAndDecoderEqualTheCpu) {
@@ -395,48 +449,53 @@ TEST_P(DeltaMotionCuda, EncoderAndDecoderEqualTheCpu) {
   ASSERT_TRUE(stream.create().is_ok());
   for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::GRAY8, PixelFormat::I420,
                         PixelFormat::NV12}) {
-    for (const auto& size : {std::pair<int, int>{333, 211}, {64, 16}, {1, 1}}) {
-      const ImageDesc desc{f, size.first, size.second};
-      const auto clip = panning_clip(desc, 8, 4, 2, 11 + threshold);
-      std::unique_ptr<DeltaEncoder> cpu;
-      std::unique_ptr<DeltaEncoderCuda> gpu;
-      ASSERT_TRUE(DeltaEncoder::create(desc, &cpu).is_ok());
-      ASSERT_TRUE(DeltaEncoderCuda::create(desc, &gpu).is_ok());
-      std::unique_ptr<DeltaDecoderCuda> dec_host_lanes, dec_gpu_lanes;
-      ASSERT_TRUE(DeltaDecoderCuda::create(desc, stream.get(), &dec_host_lanes).is_ok());
-      ASSERT_TRUE(DeltaDecoderCuda::create(desc, stream.get(), &dec_gpu_lanes, 0).is_ok());
-      testing_support::DeviceImage cur(desc, 3);
-      size_t moved = 0;
-      for (size_t n = 0; n < clip.size(); n++) {
-        const std::string where = std::string(format_info(f).name) + " " +
-                                  std::to_string(size.first) + "x" +
-                                  std::to_string(size.second) + " frame " + std::to_string(n);
-        DeltaEncodeSettings s;
-        s.threshold = threshold;
-        s.force_keyframe = n == 4;
-        s.motion_search = n != 6;
-        std::vector<uint8_t> a, b;
-        DeltaEncodeStats sa, sb;
-        ASSERT_TRUE(cpu->encode(clip[n].view(), s, &a, &sa).is_ok());
-        ASSERT_TRUE(cur.upload(clip[n].view(), stream.get()).is_ok());
-        const Status st = gpu->encode(cur.view(), s, stream.get(), &b, &sb);
-        ASSERT_TRUE(st.is_ok()) << st.message();
-        EXPECT_EQ(a, b) << where << " (" << a.size() << " vs " << b.size() << " bytes)";
-        EXPECT_EQ(sa.moved_tiles, sb.moved_tiles) << where;
-        moved += sa.moved_tiles;
-        for (DeltaDecoderCuda* dec : {dec_host_lanes.get(), dec_gpu_lanes.get()}) {
-          std::string err;
-          EXPECT_EQ(dec->decode(a.data(), a.size(), &err), DeltaDecodeResult::Frame)
-              << where << ": " << err;
-          HostImage got(desc), want(desc);
-          ASSERT_TRUE(copy_image_async(got.view(), dec->reconstruction(), stream.get()).is_ok());
-          ASSERT_TRUE(stream.synchronize().is_ok());
-          want.copy_from(cpu->reference());
-          EXPECT_TRUE(testing_support::bytes_equal(got.view(), want.view())) << where;
+    for (const auto& size : {std::pair<int, int>{333, 211}, {64, 16}, {1, 1}, {250, 97}}) {
+      for (int content = 0; content < 2; content++) {
+        const ImageDesc desc{f, size.first, size.second};
+        const auto clip = content == 0 ? panning_clip(desc, 8, 4, 2, 11 + threshold)
+                                       : tied_clip(desc, 8);
+        std::unique_ptr<DeltaEncoder> cpu;
+        std::unique_ptr<DeltaEncoderCuda> gpu;
+        ASSERT_TRUE(DeltaEncoder::create(desc, &cpu).is_ok());
+        ASSERT_TRUE(DeltaEncoderCuda::create(desc, &gpu).is_ok());
+        std::unique_ptr<DeltaDecoderCuda> dec_host_lanes, dec_gpu_lanes;
+        ASSERT_TRUE(DeltaDecoderCuda::create(desc, stream.get(), &dec_host_lanes).is_ok());
+        ASSERT_TRUE(DeltaDecoderCuda::create(desc, stream.get(), &dec_gpu_lanes, 0).is_ok());
+        testing_support::DeviceImage cur(desc, 3);
+        size_t moved = 0;
+        for (size_t n = 0; n < clip.size(); n++) {
+          const std::string where = std::string(format_info(f).name) + " " +
+                                    std::to_string(size.first) + "x" +
+                                    std::to_string(size.second) + (content ? " tied" : " pan") +
+                                    " frame " + std::to_string(n);
+          DeltaEncodeSettings s;
+          s.threshold = threshold;
+          s.force_keyframe = n == 4;
+          s.motion_search = n != 6;
+          std::vector<uint8_t> a, b;
+          DeltaEncodeStats sa, sb;
+          ASSERT_TRUE(cpu->encode(clip[n].view(), s, &a, &sa).is_ok());
+          ASSERT_TRUE(cur.upload(clip[n].view(), stream.get()).is_ok());
+          const Status st = gpu->encode(cur.view(), s, stream.get(), &b, &sb);
+          ASSERT_TRUE(st.is_ok()) << st.message();
+          EXPECT_EQ(a, b) << where << " (" << a.size() << " vs " << b.size() << " bytes)";
+          EXPECT_EQ(sa.moved_tiles, sb.moved_tiles) << where;
+          moved += sa.moved_tiles;
+          for (DeltaDecoderCuda* dec : {dec_host_lanes.get(), dec_gpu_lanes.get()}) {
+            std::string err;
+            EXPECT_EQ(dec->decode(a.data(), a.size(), &err), DeltaDecodeResult::Frame)
+                << where << ": " << err;
+            HostImage got(desc), want(desc);
+            ASSERT_TRUE(copy_image_async(got.view(), dec->reconstruction(), stream.get()).is_ok());
+            ASSERT_TRUE(stream.synchronize().is_ok());
+            want.copy_from(cpu->reference());
+            EXPECT_TRUE(testing_support::bytes_equal(got.view(), want.view())) << where;
+          }
         }
-      }
-      if (size.first > 64)
-        EXPECT_GT(moved, 0u) << format_info(f).name;
+        if (size.first > 64) {
+          EXPECT_GT(moved, 0u) << format_info(f).name;
+        }
+    }
     }
   }
 }

@@ -1,8 +1,8 @@
 // Motion-compensated temporal tiles of the delta codec's format 4
-// (docs/delta-format.md, "Motion vectors"): a temporal tile may carry one
-// integer vector (dx, dy), in pixels of its plane; its bytes are then
-// predicted from the reference's bytes at the moved place, the pixel
-// clamped to the plane and its channel kept. Packets with vectors set
+// (docs/delta-format.md, "Tiles and modes" and "Vector section"): a
+// temporal tile may carry one integer vector (dx, dy), in pixels of its
+// plane; its bytes are then predicted from the reference's bytes at the
+// moved place, the pixel clamped to the plane and its channel kept. Packets with vectors set
 // header flag 4 and carry them in a section of their own, so the lanes and
 // their coders are those of tiles without motion.
 //

@@ -62,13 +62,17 @@ size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes);
 
 // Decoder, CPU: applies modes and symbols of quantiser `quantiser` (as
 // delta_tiles_encode_* made them, or as the entropy stage decoded them:
-// every symbol < the quantiser's range) to `ref`. With `vectors` (one a
-// tile), a temporal tile whose vector is set predicts from `prev`, the
-// reference before this frame, moved (the caller keeps that copy: tiles
-// are rebuilt in place).
+// every symbol < the quantiser's range) to `ref`. With `moved`, a temporal
+// tile whose vector is set predicts from moved->prev, the reference before
+// this frame, moved (the caller keeps that copy: tiles are rebuilt in
+// place).
+struct DeltaMovedTiles {
+  const DeltaVector* vectors;  // one a tile
+  ImageView prev;
+};
 void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
                             const uint8_t* modes, int quantiser, const ImageView& ref,
-                            const DeltaVector* vectors = nullptr, const ImageView* prev = nullptr);
+                            const DeltaMovedTiles* moved = nullptr);
 
 // The same on a CUDA device, queued on `stream`: every buffer and view in
 // device memory; the results equal the CPU's bit for bit. The count of coded

@@ -38,6 +38,7 @@ void fill_stats(const DeltaLayout& layout, bool key, size_t changed, size_t raw_
     stats->changed_bytes = key ? layout.frame_bytes : changed;
     stats->raw_bytes = raw_size;
     stats->packet_bytes = packet_bytes;
+    stats->moved_tiles = 0;  // format 4 counts its moved tiles after
   }
 }
 }  // namespace
@@ -307,8 +308,8 @@ Status DeltaDecoder::reconstruct_tiles(int quantiser, uint64_t* checksum) {
       CUDAFX_TRY(make_reference(layout_.desc, &prev_storage_, &prev_));
     copy_planes(layout_, prev_, ref_);
   }
-  delta_tiles_decode_cpu(layout_, symbols_, modes_, quantiser, ref_,
-                         motion_ ? vectors_.data() : nullptr, &prev_);
+  const DeltaMovedTiles moved{vectors_.data(), prev_};
+  delta_tiles_decode_cpu(layout_, symbols_, modes_, quantiser, ref_, motion_ ? &moved : nullptr);
   *checksum = delta_checksum(layout_, ref_);
   return Status::ok();
 }

@@ -137,7 +137,8 @@ void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const
     if (inside) {
       std::memcpy(out, src + s.x0 + dx * s.c, s.w);
     } else {
-      for (int x = 0; x < s.w; x++) out[x] = src[delta_moved_column(s.x0 + x, dx, s.c, p.row_bytes)];
+      for (int x = 0; x < s.w; x++)
+        out[x] = src[delta_moved_column(s.x0 + x, dx, s.c, p.row_bytes)];
     }
   }
 }
@@ -276,7 +277,7 @@ size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes) {
 
 void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
                             const uint8_t* modes, int quantiser, const ImageView& ref,
-                            const DeltaVector* vectors, const ImageView* prev) {
+                            const DeltaMovedTiles* moved) {
   const NearLossless nl(quantiser);
   for_each_tile_row(layout, [&](int i, const TileSite& s) {
     const int mode = modes[s.tile];
@@ -287,9 +288,10 @@ void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
     uint8_t* r = ref.data[i] + s.y0 * rp + s.x0;
     const uint8_t* sym =
         symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
-    if (mode == kDeltaTemporal && vectors && delta_vector_set(vectors[s.tile])) {
+    if (mode == kDeltaTemporal && moved && delta_vector_set(moved->vectors[s.tile])) {
       uint8_t pred[kTileBytes];
-      gather_moved(*prev, i, p, s, vectors[s.tile].dx, vectors[s.tile].dy, pred);
+      const DeltaVector v = moved->vectors[s.tile];
+      gather_moved(moved->prev, i, p, s, v.dx, v.dy, pred);
       for (int y = 0; y < s.h; y++) {
         uint8_t* out = r + static_cast<size_t>(y) * rp;
         const uint8_t* m = sym + static_cast<size_t>(y) * p.row_bytes;
