@@ -28,12 +28,11 @@ DeltaLayout layout_of(const ImageDesc& desc) {
   return l;
 }
 
-// A camera panning over a textured scene: frame n shows the scene moved by
-// n * (pan_x, pan_y) pixels of the first plane (chroma planes of 4:2:0 by
-// half: pan by even numbers), with sensor noise of +-1.
-std::vector<HostImage> panning_clip(const ImageDesc& desc, int frames, int pan_x, int pan_y,
-                                    uint32_t seed) {
-  std::mt19937 rng(seed);
+// A clip whose byte of channel ch of pixel (x, y) in plane i of frame n is
+// value(n, sub, x, y, ch), sub being the plane's subsampling (2 for 4:2:0
+// chroma, else 1); called in raster order.
+template <class F>
+std::vector<HostImage> generated_clip(const ImageDesc& desc, int frames, F value) {
   std::vector<HostImage> clip;
   for (int n = 0; n < frames; n++) {
     clip.emplace_back(desc);
@@ -41,19 +40,28 @@ std::vector<HostImage> panning_clip(const ImageDesc& desc, int frames, int pan_x
     for (int i = 0; i < format_info(desc.format).n_planes; i++) {
       const PlaneView p = v.plane(i);
       const int sub = p.width < desc.width ? 2 : 1;
-      const int ox = n * pan_x / sub, oy = n * pan_y / sub;
       for (int y = 0; y < p.height; y++)
         for (int x = 0; x < p.width; x++)
-          for (int ch = 0; ch < p.channels; ch++) {
-            const int sx = x + ox, sy = y + oy;  // scene coordinates
-            const int texture = ((sx * 13) ^ (sy * 7)) % 97 + (sx / 9 + sy / 5) % 3 * 40 +
-                                ch * 30 + ((sx * sx + sy * 3) % 11);
+          for (int ch = 0; ch < p.channels; ch++)
             p.data[static_cast<size_t>(y) * p.pitch + x * p.channels + ch] =
-                static_cast<uint8_t>(texture + static_cast<int>(rng() % 3) - 1);
-          }
+                static_cast<uint8_t>(value(n, sub, x, y, ch));
     }
   }
   return clip;
+}
+
+// A camera panning over a textured scene: frame n shows the scene moved by
+// n * (pan_x, pan_y) pixels of the first plane (chroma planes of 4:2:0 by
+// half: pan by even numbers), with sensor noise of +-1.
+std::vector<HostImage> panning_clip(const ImageDesc& desc, int frames, int pan_x, int pan_y,
+                                    uint32_t seed) {
+  std::mt19937 rng(seed);
+  return generated_clip(desc, frames, [&](int n, int sub, int x, int y, int ch) {
+    const int sx = x + n * pan_x / sub, sy = y + n * pan_y / sub;  // scene coordinates
+    const int texture = ((sx * 13) ^ (sy * 7)) % 97 + (sx / 9 + sy / 5) % 3 * 40 + ch * 30 +
+                        ((sx * sx + sy * 3) % 11);
+    return texture + static_cast<int>(rng() % 3) - 1;
+  });
 }
 
 // Content where many candidates tie: a flat background, a checkerboard of
@@ -61,28 +69,16 @@ std::vector<HostImage> panning_clip(const ImageDesc& desc, int frames, int pan_x
 // pixels a frame and the square by (-5, 3) more; so vectors reach far and
 // the order of equal sums decides.
 std::vector<HostImage> tied_clip(const ImageDesc& desc, int frames) {
-  std::vector<HostImage> clip;
-  for (int n = 0; n < frames; n++) {
-    clip.emplace_back(desc);
-    const ImageView& v = clip.back().view();
-    for (int i = 0; i < format_info(desc.format).n_planes; i++) {
-      const PlaneView p = v.plane(i);
-      for (int y = 0; y < p.height; y++)
-        for (int x = 0; x < p.width; x++)
-          for (int ch = 0; ch < p.channels; ch++) {
-            const int sx = x + 12 * n, sy = y - 6 * n;
-            int value = 100 + ch;
-            if (sx % 200 < 90 && ((sy & 1023) % 150) < 70)
-              value = ((sx / 8 + (sy & 1023) / 8) % 2) ? 200 : 40;
-            const int qx = x - 40 + 5 * n, qy = y - 30 - 3 * n;
-            if (qx >= 0 && qx < 24 && qy >= 0 && qy < 20)
-              value = 250 - ch;
-            p.data[static_cast<size_t>(y) * p.pitch + x * p.channels + ch] =
-                static_cast<uint8_t>(value);
-          }
-    }
-  }
-  return clip;
+  return generated_clip(desc, frames, [](int n, int, int x, int y, int ch) {
+    const int sx = x + 12 * n, sy = y - 6 * n;
+    int value = 100 + ch;
+    if (sx % 200 < 90 && ((sy & 1023) % 150) < 70)
+      value = ((sx / 8 + (sy & 1023) / 8) % 2) ? 200 : 40;
+    const int qx = x - 40 + 5 * n, qy = y - 30 - 3 * n;
+    if (qx >= 0 && qx < 24 && qy >= 0 && qy < 20)
+      value = 250 - ch;
+    return value;
+  });
 }
 
 struct Encoded {
