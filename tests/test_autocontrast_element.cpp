@@ -152,3 +152,28 @@ TEST(AutoContrastElement, CudaMemoryChain) {
     gst_harness_teardown(h);
   }
 }
+
+// The CUDA backend on frames in system memory gives the CPU backend's
+// bytes, frame after frame in smooth mode (per channel on RGBA, by luma on
+// NV12).
+TEST(AutoContrastElement, CudaBackendInSystemMemoryMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::NV12}) {
+    const ImageDesc d{f, 333, 211};
+    const std::string props =
+        std::string("mode=smooth time-constant=0.2 clip-low=2 clip-high=3") +
+        (f == PixelFormat::RGBA ? " channels=per-channel" : "");
+    GstHarness* gpu = harness_with("cudaautocontrast", "backend=cuda " + props);
+    GstHarness* cpu = harness_with("cudaautocontrast", "backend=cpu " + props);
+    for (GstHarness* h : {gpu, cpu}) {
+    gst_harness_set_caps_str(h, caps_string(d).c_str(), caps_string(d).c_str());
+  }
+    for (int n = 0; n < 3; n++) {
+      const HostImage src = dull_frame(d, 30 + n, 40 + 10 * n);
+      EXPECT_TRUE(bytes_equal(push_pull(gpu, src).view(), push_pull(cpu, src).view()))
+          << format_info(f).name << " frame " << n;
+    }
+    gst_harness_teardown(gpu);
+    gst_harness_teardown(cpu);
+  }
+}

@@ -164,3 +164,31 @@ TEST(CannyElement, CudaMemoryMatchesTheCpu) {
   gst_harness_teardown(ref);
   gst_harness_teardown(h);
 }
+
+// The CUDA backend on frames in system memory (the element's pinned pool
+// and the device in between) gives the CPU backend's bytes: edges as GRAY8,
+// and the overlay after a blur on the GPU.
+TEST(CannyElement, CudaBackendInSystemMemoryMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const ImageDesc d{PixelFormat::RGBA, 333, 211};
+  const HostImage src = scene(d);
+  GstHarness* gpu = harness_with("cudacanny", "backend=cuda low-threshold=30 high-threshold=90");
+  GstHarness* cpu = harness_with("cudacanny", "backend=cpu low-threshold=30 high-threshold=90");
+  const ImageDesc gray{PixelFormat::GRAY8, d.width, d.height};
+  for (GstHarness* h : {gpu, cpu}) {
+    gst_harness_set_src_caps_str(h, caps_string(d).c_str());
+    gst_harness_set_sink_caps_str(h, caps_string(gray).c_str());
+  }
+  EXPECT_TRUE(bytes_equal(pull_gray8(gpu, src).view(), pull_gray8(cpu, src).view()));
+  gst_harness_teardown(gpu);
+  gst_harness_teardown(cpu);
+  const std::string overlay = " mode=overlay blur-sigma=1.5 aperture=5 l2-gradient=true";
+  gpu = harness_with("cudacanny", "backend=cuda" + overlay);
+  cpu = harness_with("cudacanny", "backend=cpu" + overlay);
+  for (GstHarness* h : {gpu, cpu}) {
+    gst_harness_set_caps_str(h, caps_string(d).c_str(), caps_string(d).c_str());
+  }
+  EXPECT_TRUE(bytes_equal(push_pull(gpu, src).view(), push_pull(cpu, src).view()));
+  gst_harness_teardown(gpu);
+  gst_harness_teardown(cpu);
+}

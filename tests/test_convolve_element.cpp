@@ -112,3 +112,33 @@ TEST(ConvolveElement, CudaMemoryChain) {
     gst_harness_teardown(h);
   }
 }
+
+// The CUDA backend on frames in system memory gives the CPU backend's
+// bytes: a 5x5 integer kernel (the tensor-core path on sm_80+), a float
+// kernel, and NV12 with its chroma filtered.
+TEST(ConvolveElement, CudaBackendInSystemMemoryMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    PixelFormat f;
+    const char* props;
+  } cases[] = {
+      {PixelFormat::RGBA,
+       "kernel=\"1 2 3 2 1; 2 4 6 4 2; 3 6 -9 6 3; 2 4 6 4 2; 1 2 3 2 1\" divisor=60"},
+      {PixelFormat::RGBA, "kernel=\"0.1 0.2 0.1; 0.2 -0.25 0.2; 0.1 0.2 0.1\" offset=3.5"},
+      {PixelFormat::NV12, "kernel=\"1 2 1; 2 4 2; 1 2 1\" divisor=16 filter-chroma=true"},
+  };
+  for (const Case& c : cases) {
+    const ImageDesc d{c.f, 333, 211};
+    HostImage src(d);
+    src.fill_random(21);
+    GstHarness* gpu = harness_with("cudaconvolve", std::string("backend=cuda ") + c.props);
+    GstHarness* cpu = harness_with("cudaconvolve", std::string("backend=cpu ") + c.props);
+    for (GstHarness* h : {gpu, cpu}) {
+    gst_harness_set_caps_str(h, caps_string(d).c_str(), caps_string(d).c_str());
+  }
+    EXPECT_TRUE(bytes_equal(push_pull(gpu, src).view(), push_pull(cpu, src).view()))
+        << c.props;
+    gst_harness_teardown(gpu);
+    gst_harness_teardown(cpu);
+  }
+}
