@@ -123,6 +123,24 @@ TEST(GreyWorldElement, ModeChangedWhilePlaying) {
   gst_harness_teardown(h);
 }
 
+// A new time-constant while playing weighs the next buffer by it, the
+// average carrying on from the frames before.
+TEST(GreyWorldElement, TimeConstantChangedWhilePlaying) {
+  const ImageDesc d{PixelFormat::RGBA, 24, 16};
+  GstHarness* h = harness_with("cudagreyworld", "backend=cpu mode=smooth time-constant=1");
+  const std::string caps = caps_string(d);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  Reference ref(d);
+  HostImage a = cast_frame(d, 42, 0), b = cast_frame(d, 43, 2), c = cast_frame(d, 44, 1);
+  EXPECT_TRUE(bytes_equal(push_pull_at(h, a, 0).view(), ref.run(a, 1.0).view()));
+  EXPECT_TRUE(bytes_equal(push_pull_at(h, b, GST_SECOND / 2).view(),
+                          ref.run(b, weight_for(0.5, 1.0)).view()));
+  g_object_set(h->element, "time-constant", 4.0, nullptr);
+  EXPECT_TRUE(bytes_equal(push_pull_at(h, c, GST_SECOND).view(),
+                          ref.run(c, weight_for(0.5, 4.0)).view()));
+  gst_harness_teardown(h);
+}
+
 TEST(GreyWorldElement, Gray8IsRefused) {
   GstHarness* h = harness_with("cudagreyworld", "backend=cpu");
   const ImageDesc d{PixelFormat::GRAY8, 8, 8};
