@@ -7,6 +7,8 @@
 #include <opencv2/imgproc.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -56,6 +58,26 @@ ConvolveParams separable_kernel(int n) {
   return p;
 }
 
+// A float Gaussian of n x n (sigma n/5) as a user would type it: six
+// significant digits a tap, so its taps factor within the plan's tolerance
+// but not exactly.
+ConvolveParams float_gaussian(int n) {
+  std::vector<double> g(n);
+  for (int i = 0; i < n; i++) {
+    const double x = i - n / 2, s = n / 5.0;
+    g[i] = std::exp(-x * x / (2 * s * s));
+  }
+  ConvolveParams p;
+  p.width = p.height = n;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      char text[32];
+      snprintf(text, sizeof text, "%.6g", g[i] * g[j]);
+      p.taps.push_back(std::atof(text));
+    }
+  return p;
+}
+
 // The documented rule, plainly: every output byte of a filtered lane.
 HostImage reference(const HostImage& src, const ConvolvePlan& plan) {
   HostImage out(src.desc());
@@ -74,7 +96,21 @@ HostImage reference(const HostImage& src, const ConvolvePlan& plan) {
             continue;
           long long is = 0;
           float fs = 0.0f;
-          for (int i = 0; i < p.height; i++)
+          if (!plan.integer && plan.separable) {
+            // Two passes: each row's sum by the row factors, then the
+            // column factors over those sums, each in tap order.
+            for (int i = 0; i < p.height; i++) {
+              const int ys = border_index(y + i - plan.ay, s.height, p.border);
+              float h = 0.0f;
+              for (int j = 0; j < p.width; j++) {
+                const int xs = border_index(x + j - plan.ax, s.width, p.border);
+                const int v = ys < 0 || xs < 0 ? 0 : s.data[ys * s.pitch + xs * C + c];
+                h = std::fma(plan.frow[j], static_cast<float>(v), h);
+              }
+              fs = std::fma(plan.fcol[i], h, fs);
+            }
+          }
+          for (int i = 0; i < p.height && (plan.integer || !plan.separable); i++)
             for (int j = 0; j < p.width; j++) {
               const int ys = border_index(y + i - plan.ay, s.height, p.border);
               const int xs = border_index(x + j - plan.ax, s.width, p.border);
@@ -179,6 +215,24 @@ TEST(ConvolvePlan, ChoosesTheArithmetic) {
   EXPECT_FALSE(plan.integer);
   ASSERT_TRUE(plan_convolve(d, kernel("1 1 1", 2.5), &plan).is_ok());
   EXPECT_FALSE(plan.integer) << "a fractional divisor";
+  // Float kernels of more than 15x15 taps that factor run as two passes;
+  // smaller ones (2D on both backends) and ones that do not factor, not.
+  ASSERT_TRUE(plan_convolve(d, float_gaussian(17), &plan).is_ok());
+  EXPECT_TRUE(!plan.integer && plan.separable);
+  ASSERT_EQ(plan.frow.size(), 17u);
+  ASSERT_EQ(plan.fcol.size(), 17u);
+  EXPECT_FLOAT_EQ(plan.fcol[8], 1.0f) << "the column through the largest tap, divided by it";
+  double deviation = 0;
+  for (int i = 0; i < 17; i++)
+    for (int j = 0; j < 17; j++)
+      deviation += std::fabs(plan.fcol[i] * plan.frow[j] - plan.ftaps[i * 17 + j]);
+  EXPECT_LE(deviation, kConvolveFloatFactorTolerance);
+  ASSERT_TRUE(plan_convolve(d, float_gaussian(15), &plan).is_ok());
+  EXPECT_FALSE(plan.separable) << "15x15 and smaller stay 2D";
+  ConvolveParams bent = float_gaussian(17);
+  bent.taps[3 * 17 + 4] += 0.1 * bent.taps[8 * 17 + 8];  // off the product by over 1/4 level
+  ASSERT_TRUE(plan_convolve(d, bent, &plan).is_ok());
+  EXPECT_FALSE(plan.separable);
   ConvolveParams big = kernel("9000000 1 1");
   ASSERT_TRUE(plan_convolve(d, big, &plan).is_ok());
   EXPECT_FALSE(plan.integer) << "sums past 32 bits";
@@ -214,6 +268,7 @@ TEST_P(ConvolveVsReference, CpuEqualsTheRuleAndIsNearFilter2D) {
       kernel("-2 -1 0; -1 1 1; 0 1 2", 1, 128),        // emboss: offset, sum 1
       random_kernel(7, 5, 3, false),                   // float
       random_kernel(15, 15, 4, true),                  // integer, not separable
+      float_gaussian(17),                              // float, separable: two passes
   };
   kernels.back().divisor = 37;
   ConvolveParams anchored = kernel("1 2 3; 4 5 6; 7 8 9");
@@ -320,7 +375,9 @@ TEST(ConvolveCuda, LargeAndOddKernelsEqualCpu) {
                                          random_kernel(31, 1, 7, true),
                                          random_kernel(1, 31, 8, true),
                                          random_kernel(3, 15, 9, false),
-                                         separable_kernel(31)};
+                                         separable_kernel(31),
+                                         float_gaussian(15),
+                                         float_gaussian(31)};
   kernels[0].anchor_x = 30;
   kernels[0].anchor_y = 0;
   kernels[4].anchor_x = 2;

@@ -1,9 +1,10 @@
 // CPU backend of the convolution op and the op object. Per output row: the
 // source rows the kernel reaches, each materialised with its borders, and
 // one pass per tap over the row's values (16- or 32-bit lanes the compiler
-// vectorises); the separable integer path keeps a ring of horizontally
-// filtered rows per band instead. Per value the float taps are applied in
-// row-major order, as the CUDA kernel does; integer sums are exact.
+// vectorises); the separable paths keep a ring of horizontally filtered rows
+// per band instead. Per value the float taps are applied in row-major order
+// (separable float kernels: the row factors, then the column factors, each
+// in tap order), as the CUDA kernels do; integer sums are exact.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -90,12 +91,19 @@ CUDAFX_CPU_CLONES void band_2d(const PlaneJob& j, unsigned lanes, int y0, int y1
   }
 }
 
-CUDAFX_CPU_CLONES void band_separable(const PlaneJob& j, unsigned lanes, int y0, int y1) {
+// A band of a separable kernel: each source row filtered horizontally into
+// a ring of kh rows, then the ring's rows summed vertically. `mac(acc, w,
+// v)` is one multiply-add (exact ints, or one fused float rounding a tap, in
+// tap order), `result` the output byte of a sum.
+template <class Acc, class Mac, class Result>
+__attribute__((always_inline)) inline void band_separable_impl(
+    const PlaneJob& j, unsigned lanes, int y0, int y1, const Acc* row_taps, const Acc* col_taps,
+    Mac mac, Result result) {
   const ConvolvePlan& p = j.plan;
   const int kw = p.params.width, kh = p.params.height, C = j.C;
   const size_t n = static_cast<size_t>(j.src.width) * C;
   std::vector<uint8_t> padded(static_cast<size_t>(j.src.width + kw - 1) * C);
-  std::vector<int> ring(static_cast<size_t>(kh) * n), acc(n);
+  std::vector<Acc> ring(static_cast<size_t>(kh) * n), acc(n);
   // Ring slot of source row y - ay + i (i = 0..kh-1 for output row y).
   auto slot = [&](int src_row) {
     const int r = (src_row - (y0 - p.ay)) % kh;
@@ -103,30 +111,43 @@ CUDAFX_CPU_CLONES void band_separable(const PlaneJob& j, unsigned lanes, int y0,
   };
   auto filter_row = [&](int src_row) {
     padded_row(j, src_row, padded.data());
-    int* h = slot(src_row);
-    std::fill(h, h + n, 0);
+    Acc* h = slot(src_row);
+    std::fill(h, h + n, Acc(0));
     for (int t = 0; t < kw; t++) {
-      const int w = p.row[t];
+      const Acc w = row_taps[t];
       const uint8_t* in = padded.data() + static_cast<size_t>(t) * C;
       for (size_t k = 0; k < n; k++)
-        h[k] += w * in[k];
+        h[k] = mac(h[k], w, static_cast<Acc>(in[k]));
     }
   };
   for (int r = y0 - p.ay; r < y0 - p.ay + kh - 1; r++)
     filter_row(r);
   for (int y = y0; y < y1; y++) {
     filter_row(y - p.ay + kh - 1);
-    std::fill(acc.begin(), acc.end(), 0);
+    std::fill(acc.begin(), acc.end(), Acc(0));
     for (int i = 0; i < kh; i++) {
-      const int w = p.col[i];
-      const int* h = slot(y - p.ay + i);
+      const Acc w = col_taps[i];
+      const Acc* h = slot(y - p.ay + i);
       for (size_t k = 0; k < n; k++)
-        acc[k] += w * h[k];
+        acc[k] = mac(acc[k], w, h[k]);
     }
-    write_row(j, y, acc.data(), lanes, [&](int s) {
-      return convolve_integer_result(s, p.idivisor, p.ioffset);
-    });
+    write_row(j, y, acc.data(), lanes, result);
   }
+}
+
+CUDAFX_CPU_CLONES void band_separable(const PlaneJob& j, unsigned lanes, int y0, int y1) {
+  const ConvolvePlan& p = j.plan;
+  band_separable_impl<int>(
+      j, lanes, y0, y1, p.row.data(), p.col.data(), [](int a, int w, int v) { return a + w * v; },
+      [&](int s) { return convolve_integer_result(s, p.idivisor, p.ioffset); });
+}
+
+CUDAFX_CPU_CLONES void band_separable_float(const PlaneJob& j, unsigned lanes, int y0, int y1) {
+  const ConvolvePlan& p = j.plan;
+  band_separable_impl<float>(
+      j, lanes, y0, y1, p.frow.data(), p.fcol.data(),
+      [](float a, float w, float v) { return fma_rn(w, v, a); },
+      [&](float a) { return convolve_float_result(a, p.foffset); });
 }
 
 }  // namespace
@@ -146,8 +167,10 @@ Status convolve_cpu(const ConvolvePlan& plan, const ImageView& src, const ImageV
     parallel_for(bands, [&](int band, int) {
       const int y0 = static_cast<int>(static_cast<long>(H) * band / bands);
       const int y1 = static_cast<int>(static_cast<long>(H) * (band + 1) / bands);
-      if (plan.separable)
+      if (plan.separable && plan.integer)
         band_separable(j, plan.lanes[i], y0, y1);
+      else if (plan.separable)
+        band_separable_float(j, plan.lanes[i], y0, y1);
       else
         band_2d(j, plan.lanes[i], y0, y1);
     });

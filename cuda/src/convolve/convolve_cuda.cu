@@ -3,8 +3,8 @@
 // integers within -128..127, the kernel at most 17 wide and the device
 // sm_80 or newer; else the tiled 2D kernel (convolve_tile_cuda.cuh) for
 // every kernel but large separable ones, which run as a row pass into a
-// 32-bit scratch image and a column pass from it (one thread a value, taps
-// through the read-only cache). Unfiltered planes are copied.
+// 32-bit scratch image (ints, or floats for float kernels) and a column pass
+// from it (one thread a value, taps through the read-only cache). Unfiltered planes are copied.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,10 +25,22 @@ constexpr int kMaxTaps = kConvolveMaxSize * kConvolveMaxSize;
 struct Args : ConvolvePlaneArgs {
   int channels;               // bytes a pixel
   ConvolveDivision division;  // the plan's integer rounding (idivisor, ioffset)
-  const int* itaps;      // device: the row taps (kw)
-  const int* col;        // device: the column taps (kh)
-  int* mid;              // width * channels ints a row
+  float foffset;              // the float rounding's offset
+  const void* row_taps;       // device: the row taps (kw), int or float
+  const void* col_taps;       // device: the column taps (kh), int or float
+  void* mid;                  // width * channels values a row, int or float
+  const int* itaps;           // device: every tap (the tiled kernel's)
 };
+
+// One multiply-add of the two passes: exact ints, or one float rounding.
+__device__ __forceinline__ int pass_mac(int acc, int w, int v) { return acc + w * v; }
+__device__ __forceinline__ float pass_mac(float acc, float w, float v) {
+  return __fmaf_rn(w, v, acc);
+}
+__device__ __forceinline__ uint8_t pass_result(const Args& a, int s) { return a.division(s); }
+__device__ __forceinline__ uint8_t pass_result(const Args& a, float s) {
+  return convolve_float_result(s, a.foffset);
+}
 
 __device__ __forceinline__ uint8_t byte_at(const Args& a, int ys, int x, int c) {
   if (ys < 0)
@@ -37,49 +49,57 @@ __device__ __forceinline__ uint8_t byte_at(const Args& a, int ys, int x, int c) 
   return xs < 0 ? 0 : __ldg(a.src + static_cast<size_t>(ys) * a.src_pitch + xs * a.channels + c);
 }
 
-// Separable, row pass: mid = sum of row taps x source bytes.
+// Separable, row pass: mid = sum of row taps x source bytes, in tap order
+// (Acc: int, exact; float, one rounding a tap as on the CPU).
+template <class Acc>
 __global__ void __launch_bounds__(kThreads) convolve_rows(const __grid_constant__ Args a) {
   const int k = blockIdx.x * kThreads + threadIdx.x;
   const int row_values = a.width * a.channels;
   if (k >= row_values)
     return;
   const int x = k / a.channels, c = k - x * a.channels;
+  const Acc* taps = static_cast<const Acc*>(a.row_taps);
+  Acc* mid = static_cast<Acc*>(a.mid);
   for (int y = blockIdx.y; y < a.height; y += gridDim.y) {
-    int s = 0;
+    Acc s = 0;
     for (int j = 0; j < a.kw; j++)
-      s += __ldg(a.itaps + j) * byte_at(a, y, x + j - a.ax, c);
-    a.mid[static_cast<size_t>(y) * row_values + k] = s;
+      s = pass_mac(s, __ldg(taps + j), static_cast<Acc>(byte_at(a, y, x + j - a.ax, c)));
+    mid[static_cast<size_t>(y) * row_values + k] = s;
   }
 }
 
-// Separable, column pass: the exact sum of column taps x row sums.
+// Separable, column pass: the sum of column taps x row sums, in tap order.
+// A row outside the frame under the constant border is a row of zeros,
+// whose terms add nothing (nor in float: the sum is never -0).
+template <class Acc>
 __global__ void __launch_bounds__(kThreads) convolve_cols(const __grid_constant__ Args a) {
   const int k = blockIdx.x * kThreads + threadIdx.x;
   const int row_values = a.width * a.channels;
   if (k >= row_values)
     return;
   const int c = k % a.channels;
+  const Acc* taps = static_cast<const Acc*>(a.col_taps);
+  const Acc* mid = static_cast<const Acc*>(a.mid);
   for (int y = blockIdx.y; y < a.height; y += gridDim.y) {
     uint8_t* out = a.dst + static_cast<size_t>(y) * a.dst_pitch + k;
     if (!((a.lanes >> c) & 1)) {
       *out = __ldg(a.src + static_cast<size_t>(y) * a.src_pitch + k);
       continue;
     }
-    int s = 0;
+    Acc s = 0;
     for (int i = 0; i < a.kh; i++) {
       const int ys = border_index(y + i - a.ay, a.height, a.border);
       if (ys >= 0)
-        s += __ldg(a.col + i) * a.mid[static_cast<size_t>(ys) * row_values + k];
+        s = pass_mac(s, __ldg(taps + i), mid[static_cast<size_t>(ys) * row_values + k]);
     }
-    *out = a.division(s);
+    *out = pass_result(a, s);
   }
 }
 
 // Separable kernels larger than 11x11 run as two passes (their cost grows
 // with kw + kh, the tile's with kw * kh); everything else tiled.
-constexpr int kTwoPassArea = 11 * 11;
 bool two_passes(const ConvolvePlan& plan) {
-  return plan.separable && plan.params.width * plan.params.height > kTwoPassArea;
+  return plan.separable && plan.params.width * plan.params.height > kConvolveTwoPassArea;
 }
 
 template <int C, convolve_tile::Arith A>
@@ -276,11 +296,16 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_fragments, fragments.data(),
                                     fragments.size() * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
   }
-  if (two_pass) {
+  if (two_pass && plan.integer) {
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_itaps, plan.row.data(), plan.row.size() * sizeof(int),
                                     cudaMemcpyHostToDevice, s));
     CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_col, plan.col.data(), plan.col.size() * sizeof(int),
                                     cudaMemcpyHostToDevice, s));
+  } else if (two_pass) {  // float factors: the row's at dev_ftaps, the column's after them
+    CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_ftaps, plan.frow.data(), plan.frow.size() * sizeof(float),
+                                    cudaMemcpyHostToDevice, s));
+    CUDAFX_CUDA_TRY(cudaMemcpyAsync(dev_ftaps + kConvolveMaxSize, plan.fcol.data(),
+                                    plan.fcol.size() * sizeof(float), cudaMemcpyHostToDevice, s));
   } else if (tile_arith == convolve_tile::Arith::ExactFloat) {
     float exact[kMaxTaps];  // |t| < 2^24: exact; on the stack, no allocation a frame
     std::copy(plan.itaps.begin(), plan.itaps.end(), exact);
@@ -316,16 +341,24 @@ Status convolve_cuda(const ConvolvePlan& plan, const ImageView& src, const Image
     a.ay = plan.ay;
     a.border = plan.params.border;
     a.division = ConvolveDivision(plan.idivisor, plan.ioffset);
+    a.foffset = plan.foffset;
     a.itaps = dev_itaps;
-    a.col = dev_col;
+    a.row_taps = plan.integer ? static_cast<const void*>(dev_itaps) : dev_ftaps;
+    a.col_taps =
+        plan.integer ? static_cast<const void*>(dev_col) : dev_ftaps + kConvolveMaxSize;
     a.mid = dev_mid;
     const int row_values = a.width * a.channels;
     if (mma_applies(plan, i, a)) {
       CUDAFX_TRY(launch_mma(plan, a, dev_fragments, s));
     } else if (two_pass) {
       const dim3 grid((row_values + kThreads - 1) / kThreads, std::min(a.height, 65535));
-      convolve_rows<<<grid, kThreads, 0, s>>>(a);
-      convolve_cols<<<grid, kThreads, 0, s>>>(a);
+      if (plan.integer) {
+        convolve_rows<int><<<grid, kThreads, 0, s>>>(a);
+        convolve_cols<int><<<grid, kThreads, 0, s>>>(a);
+      } else {
+        convolve_rows<float><<<grid, kThreads, 0, s>>>(a);
+        convolve_cols<float><<<grid, kThreads, 0, s>>>(a);
+      }
     } else {
       const bool float_taps = tile_arith == convolve_tile::Arith::Float ||
                               tile_arith == convolve_tile::Arith::ExactFloat;

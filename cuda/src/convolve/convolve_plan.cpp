@@ -94,6 +94,31 @@ bool split_separable(const std::vector<int>& t, int w, int h, std::vector<int>* 
   return w > 1 && h > 1;
 }
 
+// The float factors of t (kConvolveFloatFactorTolerance), for kernels of more
+// than kConvolveFloatTwoPassArea taps only: the row of the largest tap, and
+// its column divided by that tap.
+bool split_separable_float(const std::vector<float>& t, int w, int h, std::vector<float>* col,
+                           std::vector<float>* row) {
+  if (w * h <= kConvolveFloatTwoPassArea || w == 1 || h == 1)
+    return false;
+  size_t big = 0;
+  for (size_t k = 1; k < t.size(); k++)
+    if (std::fabs(t[k]) > std::fabs(t[big]))
+      big = k;
+  const float pivot = t[big];
+  if (pivot == 0.0f)
+    return false;
+  const int i0 = static_cast<int>(big) / w, j0 = static_cast<int>(big) % w;
+  row->assign(t.begin() + i0 * w, t.begin() + (i0 + 1) * w);
+  col->resize(h);
+  for (int i = 0; i < h; i++) (*col)[i] = t[i * w + j0] / pivot;
+  double deviation = 0;
+  for (int i = 0; i < h; i++)
+    for (int j = 0; j < w; j++)
+      deviation += std::fabs(static_cast<double>((*col)[i] * (*row)[j]) - t[i * w + j]);
+  return deviation <= kConvolveFloatFactorTolerance;
+}
+
 }  // namespace
 
 Status plan_convolve(const ImageDesc& desc, const ConvolveParams& p, ConvolvePlan* out) {
@@ -151,6 +176,7 @@ Status plan_convolve(const ImageDesc& desc, const ConvolveParams& p, ConvolvePla
       plan.ftaps[i] = static_cast<float>(w);
     }
     plan.foffset = static_cast<float>(p.offset);
+    plan.separable = split_separable_float(plan.ftaps, w, h, &plan.fcol, &plan.frow);
   }
 
   // The filtered bytes.
