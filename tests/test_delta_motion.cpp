@@ -115,13 +115,7 @@ int largest_error(DeltaDecoderBase* dec, const std::vector<HostImage>& clip,
         << "frame " << n << ": " << err;
     HostImage got(clip[n].desc());
     fetch(&got);
-    for (int i = 0; i < format_info(clip[n].desc().format).n_planes; i++) {
-      const PlaneView a = got.view().plane(i), b = clip[n].view().plane(i);
-      for (int y = 0; y < a.height; y++)
-        for (int x = 0; x < a.width * a.channels; x++)
-          worst = std::max(worst, std::abs(a.data[static_cast<size_t>(y) * a.pitch + x] -
-                                           b.data[static_cast<size_t>(y) * b.pitch + x]));
-    }
+    worst = std::max(worst, testing_support::max_abs_diff(got.view(), clip[n].view()));
   }
   return worst;
 }

@@ -44,12 +44,17 @@ void delta_global_vectors(const DeltaLayout& layout, const DeltaVector* v,
                           DeltaVector global[kMaxPlanes]) {
   // Counts by vector: (2 * kDeltaMaxVector + 1)^2 bins, with where each
   // vector first occurs for the tie rule.
+  // A plane without vectors (every plane after a frame without search, or
+  // of content that does not move) costs one scan and no tables.
   constexpr int kSide = 2 * kDeltaMaxVector + 1;
-  std::vector<uint32_t> count(kSide * kSide), first(kSide * kSide);
+  std::vector<uint32_t> count, first;
   for (int i = 0; i < kMaxPlanes; i++) global[i] = DeltaVector{};
   for (int i = 0; i < layout.n_planes; i++) {
-    std::fill(count.begin(), count.end(), 0u);
     const size_t begin = layout.first_tile[i], end = begin + layout.planes[i].tile_count();
+    if (std::none_of(v + begin, v + end, delta_vector_set))
+      continue;
+    count.assign(kSide * kSide, 0u);
+    first.resize(kSide * kSide);
     int best = -1;
     for (size_t t = begin; t < end; t++) {
       if (!delta_vector_set(v[t]))

@@ -1,7 +1,5 @@
 // Stream state of the delta codec: the encoder's reference and counter, the
 // decoder's synchronisation state machine.
-#include <cstring>
-
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_entropy.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
@@ -70,12 +68,9 @@ Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettin
 }
 
 namespace {
-// Copies the tight planes of one image into another of the same layout.
+// Copies every plane of one host image into another of the same layout.
 void copy_planes(const DeltaLayout& layout, const ImageView& dst, const ImageView& src) {
-  for (int i = 0; i < layout.n_planes; i++)
-    for (int y = 0; y < layout.planes[i].height; y++)
-      std::memcpy(dst.data[i] + static_cast<size_t>(y) * dst.pitch[i],
-                  src.data[i] + static_cast<size_t>(y) * src.pitch[i], layout.planes[i].row_bytes);
+  for (int i = 0; i < layout.n_planes; i++) copy_plane_host(dst.plane(i), src.plane(i));
 }
 }  // namespace
 
