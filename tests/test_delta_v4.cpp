@@ -714,13 +714,18 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
       const auto clip = make_clip(desc, 7, 5 + threshold);
       std::unique_ptr<DeltaTileEntropy> cpu, cpu_dec, gpu_tables;
       std::unique_ptr<DeltaTileEntropyCuda> gpu;
-      std::unique_ptr<DeltaTileDecoderCuda> gpu_dec;
+      // The decoder with its tables where the device keeps them (shared
+      // memory on sm_80 and sm_90) and in global memory.
+      std::unique_ptr<DeltaTileDecoderCuda> gpu_decs[2];
       ASSERT_TRUE(DeltaTileEntropy::create(l, &cpu).is_ok());
       ASSERT_TRUE(DeltaTileEntropy::create(l, &cpu_dec).is_ok());
       ASSERT_TRUE(DeltaTileEntropy::create(l, &gpu_tables).is_ok());
       const Status made = DeltaTileEntropyCuda::create(l, &gpu);
       ASSERT_TRUE(made.is_ok()) << made.message();
-      ASSERT_TRUE(DeltaTileDecoderCuda::create(l, &gpu_dec).is_ok());
+      ASSERT_TRUE(DeltaTileDecoderCuda::create(l, &gpu_decs[0]).is_ok());
+      ASSERT_TRUE(DeltaTileDecoderCuda::create(l, &gpu_decs[1], true).is_ok());
+      std::unique_ptr<DeltaTileEntropy> gpu_tables_global;
+      ASSERT_TRUE(DeltaTileEntropy::create(l, &gpu_tables_global).is_ok());
       PinnedBuffer modes_host;
       ASSERT_TRUE(modes_host.allocate(l.tile_count()).is_ok());
       HostImage ref(desc);
@@ -749,7 +754,11 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
         // reuse no table also with one byte flipped (the same verdict and
         // message).
         const size_t coded = delta_coded_symbols(l, mode.data());
-        for (int damage = 0; damage < (reuse ? 1 : 4); damage++) {
+        for (int global = 0; global < 2; global++)
+        for (int damage = 0; damage < (reuse ? 1 : 8); damage++) {
+          SCOPED_TRACE(global ? "tables in global memory" : "tables where the device keeps them");
+          DeltaTileDecoderCuda& gpu_dec = *gpu_decs[global];
+          DeltaTileEntropy& dec_tables = global ? *gpu_tables_global : *gpu_tables;
           std::vector<uint8_t> payload = a;
           if (damage)
             payload[payload.size() - 1 - (damage * 7919u) % payload.size()] ^= 0x5a;
@@ -759,7 +768,7 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
               copy_bytes_async(sym_dev.get(), sym_gpu.data(), sym.size(), stream.get()).is_ok());
           const Status dc = cpu_dec->decode(quantiser, key, payload.data(), payload.size(), coded,
                                             sym_cpu.data(), mode_cpu.data(), reuse);
-          const Status dg = gpu_dec->decode(*gpu_tables, quantiser, key, payload.data(),
+          const Status dg = gpu_dec.decode(dec_tables, quantiser, key, payload.data(),
                                             payload.size(), coded, sym_dev.bytes(),
                                             mode_dev.bytes(), modes_host.bytes(), stream.get(),
                                             reuse);
@@ -797,6 +806,21 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
       }
     }
   }
+}
+
+// The decoder keeps its tables in shared memory on the devices that offer
+// a block that much (sm_80 and sm_90: 163 and 227 KB; sm_75, sm_86 and sm_89
+// offer 64-99 KB and read them through the cache): on the GPU machine's
+// H100 or H200 the shared path is the one its tests ran.
+TEST(DeltaV4CudaDecoder, TablesInSharedMemoryOnHopper) {
+  SKIP_WITHOUT_GPU();
+  int device = 0;
+  std::string name;
+  ASSERT_TRUE(cuda_current_device(&device).is_ok());
+  ASSERT_TRUE(cuda_device_name(device, &name).is_ok());
+  if (name.find("H100") == std::string::npos && name.find("H200") == std::string::npos)
+    GTEST_SKIP() << name << " is not an H100 or H200";
+  EXPECT_TRUE(delta_lanes_decode_shared_tables_fit()) << name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Thresholds, DeltaV4Cuda, ::testing::Values(0, 1, 10, 255),

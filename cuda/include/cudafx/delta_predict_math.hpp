@@ -79,7 +79,8 @@ struct DeltaEncoderQuantiser {
 // The symbol of a quantised error: 0, -1, 1, -2, 2, ... as 0, 1, 2, 3, 4,
 // ... (JPEG-LS's mapping), so small errors have small symbols; < range.
 CUDAFX_HD int delta_fold(int k) { return k >= 0 ? 2 * k : -2 * k - 1; }
-CUDAFX_HD int delta_unfold(int m) { return (m & 1) ? -((m + 1) >> 1) : (m >> 1); }
+// (For m >= 0; without a branch: an odd m's -((m + 1) >> 1) is ~(m >> 1).)
+CUDAFX_HD int delta_unfold(int m) { return (m >> 1) ^ -(m & 1); }
 
 // LOCO-I's median edge detector from the left (a), above (b) and upper-left
 // (c) neighbours.
@@ -142,12 +143,14 @@ struct DeltaSymbolCoding {
   bool flip;
 };
 CUDAFX_HD int delta_activity_class(int a) {
+  // 1 + ceil(log2 a): 3 for 3-4, 4 for 5-8, ... at most 7; it is a itself
+  // for a = 1 and 2, so on a device (where __clz(0) is 32) the lane
+  // decoder's step takes no branch.
+#if defined(__CUDA_ARCH__)
+  const int c = a ? 33 - __clz(a - 1) : 0;
+#else
   if (a < 3)
     return a;
-  // 1 + ceil(log2 a): 3 for 3-4, 4 for 5-8, ... at most 7.
-#if defined(__CUDA_ARCH__)
-  const int c = 33 - __clz(a - 1);
-#else
   const int c = 33 - __builtin_clz(static_cast<unsigned>(a - 1));
 #endif
   return c < kDeltaActivityClasses - 1 ? c : kDeltaActivityClasses - 1;

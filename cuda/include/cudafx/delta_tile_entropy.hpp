@@ -91,10 +91,11 @@ class DeltaTileEntropy {
   // (equal: the lane is absent), n_lanes + 1 offsets into data.
   Status decode_tables(int quantiser, bool keyframe, const uint8_t* data, size_t size,
                        bool reuse_allowed, std::vector<size_t>* lane_begin);
-  // The decoding table of context `ctx` after decode_tables, slot by slot
-  // (kRansScale entries): value | (slot - start) << 8 | (freq - 1) << 20.
-  // Returns the table's alphabet (0: the context is unused; no entries).
-  int decoding_slots(int ctx, uint32_t* slots) const;
+  // The decoding table of context `ctx` after decode_tables: the value of
+  // each of the kRansScale slots, and each value's span in the scale,
+  // start | freq << 16 (alphabet entries). Returns the table's alphabet (0:
+  // the context is unused; nothing written).
+  int decoding_table(int ctx, uint8_t* slot_values, uint32_t* spans) const;
 
  private:
   DeltaTileEntropy() = default;

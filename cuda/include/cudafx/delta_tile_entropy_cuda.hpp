@@ -24,6 +24,7 @@
 
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/delta.hpp"
+#include "cudafx/delta_predict_math.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/status.hpp"
 
@@ -75,10 +76,21 @@ class DeltaTileEntropyCuda {
 // go up, a thread a lane decodes into symbols and modes in device memory,
 // and the verdict comes back: the CPU decoder's checks, the same messages
 // (where several lanes are damaged, the lowest is named).
+//
+// The kernel's time is one lane's chain of dependent steps (a lane is one
+// rANS stream; about 4 000 lanes at 2160p RGBA, a warp an SM), so every
+// step's inputs are kept near: the decoding tables (110 KB a frame) in each
+// block's shared memory where the device allows so much (sm_80 and sm_90;
+// otherwise they are read through the cache), a tile row's bytes in
+// registers and the row above in shared memory, the lane's coded bytes
+// read ahead a word at a time.
 class DeltaTileDecoderCuda {
  public:
-  // In the CUDA context current at creation.
-  static Status create(const DeltaLayout& layout, std::unique_ptr<DeltaTileDecoderCuda>* out);
+  // In the CUDA context current at creation. `tables_in_global_memory`
+  // (tests) reads the decoding tables from global memory as devices with too
+  // little shared memory do.
+  static Status create(const DeltaLayout& layout, std::unique_ptr<DeltaTileDecoderCuda>* out,
+                       bool tables_in_global_memory = false);
   ~DeltaTileDecoderCuda();
   // As DeltaTileEntropy::decode with `tables`' tables, into `symbols`
   // (frame_bytes) and `modes` (tile_count()) in device memory, the modes
@@ -91,9 +103,10 @@ class DeltaTileDecoderCuda {
   DeltaTileDecoderCuda() = default;
   DeltaLayout layout_;
   size_t n_lanes_ = 0;
+  bool shared_tables_ = false;
   std::vector<size_t> lane_begin_;
-  DeviceBuffer lanes_dev_, begin_dev_, slots_dev_, alphabet_dev_, data_dev_, verdict_dev_;
-  PinnedBuffer begin_host_, slots_host_, alphabet_host_, data_host_, verdict_host_;
+  DeviceBuffer lanes_dev_, begin_dev_, tables_dev_, data_dev_, verdict_dev_;
+  PinnedBuffer begin_host_, tables_host_, data_host_, verdict_host_;
   CudaEvent reached_;
 };
 
@@ -118,16 +131,26 @@ Status delta_lanes_count_cuda(const DeltaLayout& layout, const DeltaLaneDevice* 
 Status delta_lanes_code_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint16_t* pairs,
                              const uint32_t* pair_count, const DeltaCodingEntry* coding,
                              uint8_t* room, uint32_t* sizes, StreamHandle stream);
+// The decoding tables as the decoder's kernel reads them: per context the
+// value of each of the 4 096 slots of the scale (DeltaTileEntropy::
+// decoding_table), then per context its 256 spans (start | freq << 16;
+// an unused context's: kDeltaAbsentSpan).
+constexpr size_t kDeltaLaneSlotBytes = size_t(kDeltaContexts) * 4096;
+constexpr size_t kDeltaLaneTableBytes = kDeltaLaneSlotBytes + size_t(kDeltaContexts) * 256 * 4;
+constexpr uint32_t kDeltaAbsentSpan = 0x80000000u;
+// Whether the decoder's kernel can keep the tables in shared memory on the
+// current device (and has been allowed to).
+bool delta_lanes_decode_shared_tables_fit();
 // The decoder's kernel: lane li's stream is data[lane_begin[li] ..
-// lane_begin[li + 1]) (equal: absent, its tiles skipped); `slots` holds
-// each context's kRansScale decoding slots (DeltaTileEntropy::
-// decoding_slots), `alphabet` their sizes (0: unused). verdict[0] receives
-// the lowest damaged lane (left as it was when none), verdict[2] and [3]
-// the symbols decoded (a 64-bit count, added to; verdict 8-byte aligned).
+// lane_begin[li + 1]) (equal: absent, its tiles skipped), `data` readable
+// 64 bytes past the last lane's end; `tables` the image above in device
+// memory. verdict[0] receives the lowest damaged lane (left as it was when
+// none), verdict[2] and [3] the symbols decoded (a 64-bit count, added to;
+// verdict 8-byte aligned).
 Status delta_lanes_decode_cuda(const DeltaLayout& layout, const DeltaLaneDevice* lanes,
                                size_t n_lanes, const uint32_t* lane_begin, const uint8_t* data,
-                               const uint32_t* slots, const int32_t* alphabet, bool keyframe,
-                               int range, uint8_t* symbols, uint8_t* modes, uint32_t* verdict,
+                               const uint8_t* tables, bool shared_tables, bool keyframe, int range,
+                               uint8_t* symbols, uint8_t* modes, uint32_t* verdict,
                                StreamHandle stream);
 // Step 4: the streams one after another, lane li's at offsets[li].
 Status delta_lanes_pack_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint8_t* room,

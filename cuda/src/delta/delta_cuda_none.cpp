@@ -42,8 +42,9 @@ Status delta_lanes_code_cuda(const DeltaLaneDevice*, size_t, const uint16_t*, co
                              const DeltaCodingEntry*, uint8_t*, uint32_t*, StreamHandle) {
   return no_cuda();
 }
+bool delta_lanes_decode_shared_tables_fit() { return false; }
 Status delta_lanes_decode_cuda(const DeltaLayout&, const DeltaLaneDevice*, size_t, const uint32_t*,
-                               const uint8_t*, const uint32_t*, const int32_t*, bool, int,
+                               const uint8_t*, const uint8_t*, bool, bool, int,
                                uint8_t*, uint8_t*, uint32_t*, StreamHandle) {
   return no_cuda();
 }

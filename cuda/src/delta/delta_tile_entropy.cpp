@@ -464,11 +464,13 @@ Status DeltaTileEntropy::decode_tables(int quantiser, bool keyframe, const uint8
   return Status::ok();
 }
 
-int DeltaTileEntropy::decoding_slots(int ctx, uint32_t* slots) const {
+int DeltaTileEntropy::decoding_table(int ctx, uint8_t* slot_values, uint32_t* spans) const {
   const DecodeTable& t = impl_->dec[ctx];
+  if (!t.n)
+    return 0;
+  std::memcpy(slot_values, t.symbol, kRansScale);
   for (int v = 0; v < t.n; v++)
-    for (uint32_t k = 0; k < t.freq[v]; k++)
-      slots[t.start[v] + k] = static_cast<uint32_t>(v) | k << 8 | (t.freq[v] - 1u) << 20;
+    spans[v] = static_cast<uint32_t>(t.start[v]) | static_cast<uint32_t>(t.freq[v]) << 16;
   return t.n;
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cudafx/delta_predict_math.hpp"
-#include "delta/rans.hpp"  // kRansScale: the decoder's slot tables
+#include "delta/rans.hpp"  // kRansScale: the decoder's table image
 
 namespace cudafx {
 
@@ -160,25 +160,23 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
 }
 
 Status DeltaTileDecoderCuda::create(const DeltaLayout& layout,
-                                    std::unique_ptr<DeltaTileDecoderCuda>* out) {
+                                    std::unique_ptr<DeltaTileDecoderCuda>* out,
+                                    bool tables_in_global_memory) {
   if (!cuda_built())
     return Status::error(StatusCode::Unsupported, "gst-cudafx was built without CUDA support");
   std::unique_ptr<DeltaTileDecoderCuda> d(new DeltaTileDecoderCuda());
   d->layout_ = layout;
+  d->shared_tables_ = !tables_in_global_memory && delta_lanes_decode_shared_tables_fit();
   const std::vector<DeltaLane> lanes = delta_lanes(layout);
   d->n_lanes_ = lanes.size();
   size_t unused_pairs = 0, unused_room = 0;
   CUDAFX_TRY(upload_lanes(device_lanes(lanes, false, &unused_pairs, &unused_room), &d->lanes_dev_));
   const size_t n = std::max<size_t>(lanes.size(), 1);
-  const size_t slots = kDeltaContexts * kRansScale * sizeof(uint32_t);
-  const size_t alphabet = kDeltaContexts * sizeof(int32_t);
   CUDAFX_TRY(d->begin_dev_.allocate((n + 1) * sizeof(uint32_t)));
-  CUDAFX_TRY(d->slots_dev_.allocate(slots));
-  CUDAFX_TRY(d->alphabet_dev_.allocate(alphabet));
+  CUDAFX_TRY(d->tables_dev_.allocate(kDeltaLaneTableBytes));
   CUDAFX_TRY(d->verdict_dev_.allocate(4 * sizeof(uint32_t)));
   CUDAFX_TRY(d->begin_host_.allocate((n + 1) * sizeof(uint32_t)));
-  CUDAFX_TRY(d->slots_host_.allocate(slots));
-  CUDAFX_TRY(d->alphabet_host_.allocate(alphabet));
+  CUDAFX_TRY(d->tables_host_.allocate(kDeltaLaneTableBytes));
   CUDAFX_TRY(d->verdict_host_.allocate(4 * sizeof(uint32_t)));
   CUDAFX_TRY(d->reached_.create_blocking());
   *out = std::move(d);
@@ -196,8 +194,11 @@ Status DeltaTileDecoderCuda::decode(DeltaTileEntropy& tables, int quantiser, boo
   CUDAFX_TRY(tables.decode_tables(quantiser, keyframe, data, size, reuse_allowed, &lane_begin_));
   // The lanes' bytes, their bounds, the tables and a fresh verdict go up.
   const size_t first = lane_begin_[0], bytes = size - first;
-  if (data_host_.size() < bytes) {
-    CUDAFX_TRY(data_host_.allocate(bytes + bytes / 2));
+  // The kernel reads ahead up to 64 bytes past the last lane (never using
+  // them).
+  constexpr size_t kReadAhead = 64;
+  if (data_host_.size() < bytes + kReadAhead) {
+    CUDAFX_TRY(data_host_.allocate(bytes + bytes / 2 + kReadAhead));
     CUDAFX_TRY(data_dev_.allocate(data_host_.size()));
   }
   if (bytes)
@@ -205,26 +206,25 @@ Status DeltaTileDecoderCuda::decode(DeltaTileEntropy& tables, int quantiser, boo
   auto* begin = static_cast<uint32_t*>(begin_host_.get());
   for (size_t li = 0; li <= n_lanes_; li++)
     begin[li] = static_cast<uint32_t>(lane_begin_[li] - first);
-  auto* slots = static_cast<uint32_t*>(slots_host_.get());
-  auto* alphabet = static_cast<int32_t*>(alphabet_host_.get());
+  uint8_t* image = tables_host_.bytes();
+  auto* spans = reinterpret_cast<uint32_t*>(image + kDeltaLaneSlotBytes);
   for (int ctx = 0; ctx < kDeltaContexts; ctx++)
-    alphabet[ctx] = tables.decoding_slots(ctx, slots + static_cast<size_t>(ctx) * kRansScale);
+    if (!tables.decoding_table(ctx, image + static_cast<size_t>(ctx) * kRansScale, spans + ctx * 256))
+      std::fill(spans + ctx * 256, spans + (ctx + 1) * 256, kDeltaAbsentSpan);
   auto* verdict = static_cast<uint32_t*>(verdict_host_.get());
   verdict[0] = 0xffffffffu;
   verdict[1] = verdict[2] = verdict[3] = 0;
   if (bytes)
     CUDAFX_TRY(copy_bytes_async(data_dev_.get(), data_host_.get(), bytes, stream));
   CUDAFX_TRY(copy_bytes_async(begin_dev_.get(), begin, (n_lanes_ + 1) * sizeof(uint32_t), stream));
-  CUDAFX_TRY(copy_bytes_async(slots_dev_.get(), slots, slots_host_.size(), stream));
-  CUDAFX_TRY(copy_bytes_async(alphabet_dev_.get(), alphabet, alphabet_host_.size(), stream));
+  CUDAFX_TRY(copy_bytes_async(tables_dev_.get(), image, kDeltaLaneTableBytes, stream));
   CUDAFX_TRY(copy_bytes_async(verdict_dev_.get(), verdict, verdict_host_.size(), stream));
   // 3. Lanes.
   CUDAFX_TRY(delta_lanes_decode_cuda(
       layout_, static_cast<const DeltaLaneDevice*>(lanes_dev_.get()), n_lanes_,
-      static_cast<const uint32_t*>(begin_dev_.get()), data_dev_.bytes(),
-      static_cast<const uint32_t*>(slots_dev_.get()),
-      static_cast<const int32_t*>(alphabet_dev_.get()), keyframe, NearLossless(quantiser).range,
-      symbols, modes, static_cast<uint32_t*>(verdict_dev_.get()), stream));
+      static_cast<const uint32_t*>(begin_dev_.get()), data_dev_.bytes(), tables_dev_.bytes(),
+      shared_tables_, keyframe, NearLossless(quantiser).range, symbols, modes,
+      static_cast<uint32_t*>(verdict_dev_.get()), stream));
   CUDAFX_TRY(copy_bytes_async(verdict_host_.get(), verdict_dev_.get(), verdict_host_.size(), stream));
   CUDAFX_TRY(copy_bytes_async(modes_host, modes, layout_.tile_count(), stream));
   CUDAFX_TRY(reached_.record(stream));
