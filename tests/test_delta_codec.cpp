@@ -670,8 +670,8 @@ TEST_P(DeltaCudaDecoder, SameVerdictsAndFramesAsTheCpuDecoder) {
         continue;  // lost
       if (n == 8)
         p.resize(p.size() / 2);  // truncated
-      if (n == 14)
-        p[p.size() - 1] ^= 0x40;  // damaged payload
+      if (n == 14 || n == 10)
+        p[p.size() - 1] ^= 0x40;  // damaged payload (10: while waiting for a keyframe)
       stream_packets.push_back(p);
     }
     // Format 4's lanes decoded on the host (these frames are small) and,

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -164,9 +165,14 @@ Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info
 // Reading a packet, in two steps so that a decoder can decide between them
 // (a stateful entropy stage must not see a packet that does not follow the
 // last one). Neither reads outside [data, data + size).
-// 1. The header: every field checked against `layout`, and both CRCs.
+// 1. The header: every field checked against `layout`, and both CRCs (the
+// payload's last, and only with `check_payload`: a caller that leaves it
+// out calls check_delta_payload before it trusts the payload).
 Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t size,
-                         DeltaPacketInfo* info);
+                         DeltaPacketInfo* info, bool check_payload = true);
+// The payload's CRC of a packet whose header passed, with
+// read_delta_header's message.
+Status check_delta_payload(const uint8_t* data, size_t size);
 // 2. The raw payload of a packet whose header passed (info.raw_size bytes)
 // at `raw`, which has room for layout.max_raw_bytes(), its size checked
 // against the tile bitmap. `entropy` as for write_delta_packet: a keyframe
@@ -374,6 +380,12 @@ class DeltaDecoderBase {
   // symbols_ on the host.
   virtual Status decode_tiles(int quantiser, bool keyframe, const uint8_t* data, size_t size,
                               size_t coded, bool reuse_allowed);
+  // Whether the packet's payload CRC is checked on another thread while
+  // the payload is decoded (the CUDA decoder's lanes on the GPU: the host
+  // would otherwise wait for both in turn). Nothing that outlives the
+  // packet changes before the check is in, and a mismatch gives the same
+  // verdict and message as checking first.
+  virtual bool checks_payload_beside(const DeltaPacketInfo&) const { return false; }
   Status init(const ImageDesc& desc);
 
   DeltaLayout layout_;
@@ -396,6 +408,16 @@ class DeltaDecoderBase {
   bool motion_ = false;
 
  private:
+  // decode() once the header's fields have passed.
+  DeltaDecodeResult decode_packet(const uint8_t* data, size_t size, const DeltaPacketInfo& info,
+                                  std::string* error);
+  // The payload check started beside the decoding, waited for once (ok
+  // when there is none).
+  Status payload_checked();
+  // Out of sync: the tables of the frames before are no longer the
+  // encoder's (the stream resumes at a keyframe, or by intra refresh,
+  // which reuses none).
+  void lose_sync();
   // A packet with motion: every tile with a vector is temporal.
   Status check_vectors() const;
   // Rebuilds the tiles of a refresh stream after sync was lost: which
@@ -408,6 +430,8 @@ class DeltaDecoderBase {
   bool synced_ = false;
   bool refreshing_ = false, refreshed_ = false, refresh_stream_ = false;
   std::vector<uint8_t> whole_;  // one a tile, while refreshing
+  std::future<Status> payload_check_;
+  Status payload_status_ = Status::ok();
 };
 
 // The decoder on the CPU: the reconstruction in host memory.
@@ -479,6 +503,8 @@ class DeltaDecoderCuda : public DeltaDecoderBase {
   DeviceBuffer prev_mem_, vectors_dev_;
   PinnedBuffer vectors_host_;
   ImageView prev_;
+  bool checks_payload_beside(const DeltaPacketInfo& info) const override;
+
   std::unique_ptr<DeltaTileDecoderCuda> lanes_;  // null: lanes on the host
   bool tiles_on_device_ = false;                 // the last decode_tiles' were
 };

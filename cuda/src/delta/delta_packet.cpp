@@ -209,8 +209,14 @@ Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info
   return Status::ok();
 }
 
+Status check_delta_payload(const uint8_t* data, size_t size) {
+  if (get32(data + 28) != crc(data + kDeltaHeaderSize, size - kDeltaHeaderSize))
+    return Status::invalid("delta packet: payload checksum mismatch");
+  return Status::ok();
+}
+
 Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t size,
-                         DeltaPacketInfo* info) {
+                         DeltaPacketInfo* info, bool check_payload) {
   auto bad = [](const std::string& why) { return Status::invalid("delta packet: " + why); };
   if (!data || size < kDeltaHeaderSize)
     return bad("truncated header (" + std::to_string(size) + " bytes)");
@@ -249,8 +255,8 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
     return bad("raw size " + std::to_string(raw_size) + " impossible for these caps");
   if (comp == static_cast<uint8_t>(DeltaCompression::Rans) && key)
     return bad("a keyframe cannot be rans-coded");
-  if (get32(h + 28) != crc(data + kDeltaHeaderSize, payload))
-    return bad("payload checksum mismatch");
+  if (check_payload)
+    CUDAFX_TRY(check_delta_payload(data, size));
   info->version = version;
   info->keyframe = key;
   info->refresh = h[5] & kFlagRefresh;

@@ -1,6 +1,9 @@
 // Stream state of the delta codec: the encoder's reference and counter, the
 // decoder's synchronisation state machine.
 #include "cudafx/delta.hpp"
+
+#include <system_error>
+
 #include "cudafx/delta_entropy.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/delta_tiles.hpp"
@@ -157,23 +160,53 @@ Status DeltaDecoderBase::init(const ImageDesc& desc) {
 
 DeltaDecoderBase::~DeltaDecoderBase() = default;
 
+void DeltaDecoderBase::lose_sync() {
+  synced_ = refreshing_ = false;
+  tiles_->reset();
+}
+
+Status DeltaDecoderBase::payload_checked() {
+  if (payload_check_.valid())
+    payload_status_ = payload_check_.get();
+  return payload_status_;
+}
+
 DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std::string* error) {
   refreshed_ = false;
+  payload_status_ = Status::ok();
   DeltaPacketInfo info;
-  const Status s = read_delta_header(layout_, data, size, &info);
-  // Out of sync, the tables of the frames before are no longer the
-  // encoder's (the stream resumes at a keyframe, or by intra refresh,
-  // which reuses none).
-  auto lose_sync = [this] {
-    synced_ = refreshing_ = false;
-    tiles_->reset();
-  };
+  Status s = read_delta_header(layout_, data, size, &info, false);
+  bool beside = s.is_ok() && checks_payload_beside(info);
+  if (beside) {
+    try {
+      payload_check_ = std::async(std::launch::async,
+                                  [data, size] { return check_delta_payload(data, size); });
+    } catch (const std::system_error&) {  // no thread to be had: check it here
+      beside = false;
+    }
+  }
+  if (s.is_ok() && !beside)
+    s = check_delta_payload(data, size);
+  DeltaDecodeResult r = DeltaDecodeResult::Corrupt;
+  if (s.is_ok())
+    r = decode_packet(data, size, info, error);
+  // A payload checked beside the decoding: a mismatch is the verdict, as if
+  // it had been checked first (decode_packet waits for it before the
+  // reference changes).
+  if (s.is_ok())
+    s = payload_checked();
   if (!s.is_ok()) {
     lose_sync();
     if (error)
       *error = s.message();
     return DeltaDecodeResult::Corrupt;
   }
+  return r;
+}
+
+DeltaDecodeResult DeltaDecoderBase::decode_packet(const uint8_t* data, size_t size,
+                                                  const DeltaPacketInfo& info,
+                                                  std::string* error) {
   const bool v4 = info.version == kDeltaVersion;
   refresh_stream_ = v4 && info.refresh;
   // Sequence first: a delta frame that does not follow the last applied
@@ -228,6 +261,8 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
                                                     : DeltaDecodeResult::Failed;
   }
   raw_size_ = info.raw_size;
+  if (!payload_checked().is_ok())  // decode() gives the verdict
+    return DeltaDecodeResult::Corrupt;
   uint64_t checksum = 0;
   const Status r = v4 ? reconstruct_tiles(quantiser, &checksum)
                       : reconstruct(info.keyframe, &checksum);

@@ -215,6 +215,12 @@ namespace cudafx {
 
 DeltaDecoderCuda::~DeltaDecoderCuda() = default;
 
+// With the lanes on the GPU the host mostly waits for it: the payload's CRC
+// is checked meanwhile (0.2-0.3 ms of a 2160p frame's 1.2-1.5).
+bool DeltaDecoderCuda::checks_payload_beside(const DeltaPacketInfo& info) const {
+  return lanes_ && info.version == kDeltaVersion;
+}
+
 Status DeltaDecoderCuda::decode_tiles(int quantiser, bool keyframe, const uint8_t* data,
                                       size_t size, size_t coded, bool reuse_allowed) {
   tiles_on_device_ = false;
