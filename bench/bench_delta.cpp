@@ -98,27 +98,46 @@ std::vector<std::vector<uint8_t>> cuda_packets(const ImageDesc& desc, const std:
   return packets;
 }
 
-// A decoder on a stream of `iters` delta frames (a keyframe first, not
-// timed), frames per second.
-double decode_fps(DeltaDecoderBase* dec, const ImageDesc& desc, const std::vector<uint8_t>& a,
-                  const std::vector<uint8_t>& b, const DeltaEncodeSettings& s, int iters) {
+// The CPU encoder's stream of a keyframe and `iters` delta frames.
+std::vector<std::vector<uint8_t>> delta_packets(const ImageDesc& desc, const std::vector<uint8_t>& a,
+                                                const std::vector<uint8_t>& b,
+                                                const DeltaEncodeSettings& s, int iters) {
   std::unique_ptr<DeltaEncoder> enc;
-  if (!dec || !DeltaEncoder::create(desc, &enc).is_ok())
-    return -1;
+  if (!DeltaEncoder::create(desc, &enc).is_ok())
+    return {};
   std::vector<std::vector<uint8_t>> packets(iters + 1);
   for (int i = 0; i <= iters; i++)
     (void)enc->encode(packed_view(desc, const_cast<uint8_t*>((i & 1) ? b.data() : a.data())), s,
                       &packets[i]);
-  std::string why;
-  if (dec->decode(packets[0].data(), packets[0].size(), &why) != DeltaDecodeResult::Frame)
-    return -1;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 1; i <= iters; i++)
-    if (dec->decode(packets[i].data(), packets[i].size(), &why) != DeltaDecodeResult::Frame)
-      return -1;
-  return iters / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return packets;
 }
 
+// A decoder on such a stream (the keyframe first, not timed), frames per
+// second.
+double decode_fps(DeltaDecoderBase* dec, const std::vector<std::vector<uint8_t>>& packets) {
+  std::string why;
+  if (!dec || packets.size() < 2 ||
+      dec->decode(packets[0].data(), packets[0].size(), &why) != DeltaDecodeResult::Frame)
+    return -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 1; i < packets.size(); i++)
+    if (dec->decode(packets[i].data(), packets[i].size(), &why) != DeltaDecodeResult::Frame)
+      return -1;
+  return (packets.size() - 1) /
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The CUDA decoder with its lanes decoded from `gpu_lanes_from` bytes a
+// frame on (DeltaDecoderCuda::create; 0: always on the GPU).
+double cuda_decode_fps(const ImageDesc& desc, const std::vector<std::vector<uint8_t>>& packets,
+                       size_t gpu_lanes_from) {
+  CudaStream stream;
+  std::unique_ptr<DeltaDecoderCuda> dec;
+  if (!stream.create().is_ok() ||
+      !DeltaDecoderCuda::create(desc, stream.get(), &dec, gpu_lanes_from).is_ok())
+    return -1;
+  return decode_fps(dec.get(), packets);
+}
 
 }  // namespace
 
@@ -164,25 +183,30 @@ int main(int argc, char** argv) {
      << "same with `overlap=true` (each frame uploaded while the one before is encoded; one "
      << "frame of latency), or in CUDA memory, and CPU backend; *% pinned*: the overlapped "
      << "element's input bytes a second over the one-direction pinned bandwidth measured in "
-     << "this run (" << fmt("%.1f", facts.h2d_pinned_gbs) << " GB/s host to device); *decoder*: our decoders on the same stream (CUDA: "
-     << "validation and entropy decoding on the CPU, the payload applied and checked on the "
-     << "GPU). "
+     << "this run (" << fmt("%.1f", facts.h2d_pinned_gbs) << " GB/s host to device); *decoder*: our decoders on the CPU encoder's stream of the same "
+     << "frames (CUDA: tables and lane directory read and checked on the host, the lanes "
+     << "decoded on the GPU from " << (kDeltaGpuLanesFrom >> 20) << " MB a frame and on the "
+     << "host's threads below, the payload applied and checked on the GPU). "
      << "Frames/s.\n\n";
   md << "| frame | format | kernels cold | kernels hot | CUDA encoder | CUDA encoder, no motion search | host ms | CPU encoder | "
      << "element CUDA, system memory | element CUDA, system memory, overlap | % pinned | "
      << "element CUDA, CUDA memory | element CPU | CUDA decoder | "
      << "CPU decoder |\n"
      << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  dec_md << "The decoder element, format 4, on a stream of the CUDA encoder's packets (each "
+  dec_md << "The CUDA decoder (API, as in the table above), format 4, with its lanes forced "
+         << "onto the host's threads and onto the GPU (whichever is faster at a frame size "
+         << "decides kDeltaGpuLanesFrom); the decoder element on a stream of the CUDA "
+         << "encoder's packets (each "
          << "pushed once, `appsrc ! cudadeltadec ! fakesink`), CUDA backend: frames out in "
          << "pinned system memory (the decoder's pool), the same with `overlap=true` (each "
          << "frame downloaded while the next decodes; one frame of latency), and in CUDA memory "
          << "(`! video/x-raw(memory:CUDAMemory)`); *% pinned*: output bytes a second over the "
          << "one-direction pinned bandwidth measured in this run ("
          << fmt("%.1f", facts.d2h_pinned_gbs) << " GB/s device to host). Frames/s.\n\n"
-         << "| frame | CUDA decoder (API) | element, system memory | % pinned | "
+         << "| frame | CUDA decoder (API) | lanes on the host | lanes on the GPU | "
+         << "element, system memory | % pinned | "
          << "element, system memory, overlap | % pinned | element, CUDA memory |\n"
-         << "|---|---:|---:|---:|---:|---:|---:|\n";
+         << "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 #if HAVE_GSTCUDA
   GstCudaContext* ctx = gpu && gst_cuda_load_library() ? gst_cuda_context_new(0) : nullptr;
 #endif
@@ -348,15 +372,16 @@ int main(int argc, char** argv) {
     el_cpu = element_fps("cudadeltaenc backend=cpu" + settings,
                          system_feed("cudadeltaenc backend=cpu", sys_caps, 4, coded_caps), a, b, cpu_frames);
     std::unique_ptr<DeltaDecoder> cpu_dec;
-    double dec_fps = -1, cuda_dec_fps = -1;
+    double dec_fps = -1, cuda_dec_fps = -1, host_lanes_fps = -1, gpu_lanes_fps = -1;
+    const auto dec_packets = delta_packets(desc, a, b, s, iters);
     if (DeltaDecoder::create(desc, &cpu_dec).is_ok())
-      dec_fps = decode_fps(cpu_dec.get(), desc, a, b, s, iters);
+      dec_fps = decode_fps(cpu_dec.get(), dec_packets);
     if (gpu) {
-      CudaStream stream;
-      std::unique_ptr<DeltaDecoderCuda> cuda_dec;
-      if (stream.create().is_ok() &&
-          DeltaDecoderCuda::create(desc, stream.get(), &cuda_dec).is_ok())
-        cuda_dec_fps = decode_fps(cuda_dec.get(), desc, a, b, s, iters);
+      cuda_dec_fps = cuda_decode_fps(desc, dec_packets, kDeltaGpuLanesFrom);
+      if (v4) {
+        host_lanes_fps = cuda_decode_fps(desc, dec_packets, SIZE_MAX);
+        gpu_lanes_fps = cuda_decode_fps(desc, dec_packets, 0);
+      }
     }
     if (gpu && v4) {
       // about two seconds at the decoder's speed, at most 600 packets
@@ -369,7 +394,8 @@ int main(int argc, char** argv) {
       const double over = decoder_element_fps("cudadeltadec backend=cuda overlap=true", caps, packets);
       const double cuda = decoder_element_fps(
           "cudadeltadec backend=cuda ! video/x-raw(memory:CUDAMemory)", caps, packets);
-      dec_md << "| " << c.name << " | " << rate(cuda_dec_fps) << " | " << rate(sys) << " | "
+      dec_md << "| " << c.name << " | " << rate(cuda_dec_fps) << " | " << rate(host_lanes_fps)
+             << " | " << rate(gpu_lanes_fps) << " | " << rate(sys) << " | "
              << pinned_share(sys, size, facts.d2h_pinned_gbs) << " | " << rate(over) << " | "
              << pinned_share(over, size, facts.d2h_pinned_gbs) << " | " << rate(cuda) << " |\n";
     }
