@@ -674,9 +674,8 @@ TEST_P(DeltaCudaDecoder, SameVerdictsAndFramesAsTheCpuDecoder) {
         p[p.size() - 1] ^= 0x40;  // damaged payload (10: while waiting for a keyframe)
       stream_packets.push_back(p);
     }
-    // Format 4's lanes decoded on the host (these frames are small) and,
-    // forced, on the GPU.
-    for (size_t gpu_lanes_from : {kDeltaGpuLanesFrom, size_t(0)}) {
+    // Format 4's lanes decoded, forced, on the host and on the GPU.
+    for (size_t gpu_lanes_from : {SIZE_MAX, size_t(0)}) {
     SCOPED_TRACE(gpu_lanes_from ? "lanes on the host" : "lanes on the GPU");
     std::unique_ptr<DeltaDecoder> cpu;
     std::unique_ptr<DeltaDecoderCuda> gpu;
