@@ -190,9 +190,17 @@ Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t
 // is set, the packet carries them (header flag 4, a vector section).
 using DeltaV4Coder = std::function<Status(int quantiser, bool keyframe, bool reuse_tables,
                                           std::vector<uint8_t>* packet)>;
+// The CRC-32 (zlib's) of the payload's last `bytes` bytes, worked out where
+// they were made (the CUDA coder's lanes, on the device), so that the
+// header's payload CRC only has to read the rest (crc32_combine).
+struct DeltaPayloadTail {
+  size_t bytes = 0;
+  uint32_t crc = 0;
+};
+// `tail`, when given, is read after `code` has run (the coder fills it).
 Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info, size_t coded,
                              const DeltaVector* vectors, const DeltaV4Coder& code,
-                             std::vector<uint8_t>* packet);
+                             std::vector<uint8_t>* packet, const DeltaPayloadTail* tail = nullptr);
 // *quantiser receives the quantiser the frame was coded with (its first
 // payload byte, at most the header's threshold); `decode` decodes the coded
 // frame that follows it (`size` bytes at `data`, `coded` symbols announced)
@@ -220,7 +228,8 @@ Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings&
 Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettings& settings,
                               bool keyframe, uint32_t counter, uint64_t recon_checksum,
                               size_t coded, const DeltaVector* vectors, const DeltaV4Coder& code,
-                              std::vector<uint8_t>* packet, DeltaEncodeStats* stats);
+                              std::vector<uint8_t>* packet, DeltaEncodeStats* stats,
+                              const DeltaPayloadTail* tail = nullptr);
 
 struct DeltaEncodeSettings {
   int threshold = 0;  // 0..255

@@ -49,8 +49,11 @@ class DeltaTileEntropyCuda {
   // the same quantiser and keyframe.
   Status count(int quantiser, bool keyframe, const uint8_t* symbols, const uint8_t* modes,
                StreamHandle stream);
+  // `lanes_crc`, when given, receives the CRC-32 of the lanes it appends
+  // (worked out on the device in 4 KB pieces, joined on the host), for
+  // the packet's payload CRC.
   Status code(int quantiser, bool keyframe, StreamHandle stream, std::vector<uint8_t>* out,
-              bool reuse_tables = true);
+              bool reuse_tables = true, DeltaPayloadTail* lanes_crc = nullptr);
   // Waits for the work queued on `stream` so far, the host thread sleeping
   // rather than spinning (the coder's own waits are these): the encoder's
   // host time a frame is then its own work, not the GPU's.
@@ -65,8 +68,9 @@ class DeltaTileEntropyCuda {
   int counted_quantiser_ = -1;  // what count() queued
   bool counted_keyframe_ = false;
   DeviceBuffer lanes_dev_, pairs_dev_, pair_count_dev_, histogram_dev_, coding_dev_, room_dev_,
-      sizes_dev_, offsets_dev_, packed_dev_;
-  PinnedBuffer histogram_host_, coding_host_, sizes_host_, offsets_host_, packed_host_;
+      sizes_dev_, offsets_dev_, packed_dev_, piece_crc_dev_;
+  PinnedBuffer histogram_host_, coding_host_, sizes_host_, offsets_host_, packed_host_,
+      piece_crc_host_;
 };
 
 // Format 4's lanes decoded on a CUDA device (the CUDA decoder's): the host
@@ -152,6 +156,11 @@ Status delta_lanes_decode_cuda(const DeltaLayout& layout, const DeltaLaneDevice*
                                const uint8_t* tables, bool shared_tables, bool keyframe, int range,
                                uint8_t* symbols, uint8_t* modes, uint32_t* verdict,
                                StreamHandle stream);
+// The CRC-32 (zlib's) of each kDeltaCrcPieceBytes piece of `size` bytes at
+// `data` (device memory; the last piece may be shorter), into crcs.
+constexpr size_t kDeltaCrcPieceBytes = 4096;
+Status delta_crc_pieces_cuda(const uint8_t* data, size_t size, uint32_t* crcs,
+                             StreamHandle stream);
 // Step 4: the streams one after another, lane li's at offsets[li].
 Status delta_lanes_pack_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint8_t* room,
                              const uint32_t* sizes, const uint32_t* offsets, uint8_t* packed,

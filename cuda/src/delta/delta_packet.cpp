@@ -85,8 +85,10 @@ bool bitmap_padding_clear(const DeltaLayout& l, const uint8_t* bitmaps) {
 // The header of a packet whose payload (`payload` bytes) follows it in
 // `packet`.
 void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int version,
-                  DeltaCompression comp, size_t raw_size, std::vector<uint8_t>* packet) {
+                  DeltaCompression comp, size_t raw_size, std::vector<uint8_t>* packet,
+                  const DeltaPayloadTail* tail = nullptr) {
   const size_t payload = packet->size() - kDeltaHeaderSize;
+  const size_t tail_bytes = tail ? std::min(tail->bytes, payload) : 0;
   // Format 4 has one coding: its compression bits stay 0.
   const uint8_t comp_bits = version == kDeltaVersion3 ? static_cast<uint8_t>(comp) : 0;
   uint8_t* h = packet->data();
@@ -102,7 +104,11 @@ void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int ve
   put32(h + 16, info.counter);
   put32(h + 20, static_cast<uint32_t>(raw_size));
   put32(h + 24, static_cast<uint32_t>(payload));
-  put32(h + 28, crc(h + kDeltaHeaderSize, payload));
+  uint32_t payload_crc = crc(h + kDeltaHeaderSize, payload - tail_bytes);
+  if (tail_bytes)
+    payload_crc = static_cast<uint32_t>(
+        crc32_combine(payload_crc, tail->crc, static_cast<z_off_t>(tail_bytes)));
+  put32(h + 28, payload_crc);
   put64(h + 32, info.recon_checksum);
   put16(h + 40, kDeltaTileW);
   put16(h + 42, kDeltaTileH);
@@ -113,7 +119,7 @@ void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int ve
 
 Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& frame,
                              size_t coded, const DeltaVector* vectors, const DeltaV4Coder& code,
-                             std::vector<uint8_t>* packet) {
+                             std::vector<uint8_t>* packet, const DeltaPayloadTail* tail) {
   DeltaPacketInfo info = frame;
   info.motion = vectors && delta_any_vector(layout, vectors);
   if (info.motion && (info.keyframe || info.refresh))
@@ -131,7 +137,7 @@ Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& f
   CUDAFX_TRY(code(quantiser, info.keyframe, !info.refresh, packet));
   if (packet->size() - kDeltaHeaderSize > 0xffffffffu)
     return Status::invalid("delta packet: payload larger than the format allows");
-  write_header(layout, info, kDeltaVersion, DeltaCompression::Predictive, coded, packet);
+  write_header(layout, info, kDeltaVersion, DeltaCompression::Predictive, coded, packet, tail);
   return Status::ok();
 }
 

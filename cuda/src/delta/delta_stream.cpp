@@ -58,9 +58,10 @@ Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings&
 Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettings& s, bool key,
                               uint32_t counter, uint64_t recon_checksum, size_t coded,
                               const DeltaVector* vectors, const DeltaV4Coder& code,
-                              std::vector<uint8_t>* packet, DeltaEncodeStats* stats) {
+                              std::vector<uint8_t>* packet, DeltaEncodeStats* stats,
+                              const DeltaPayloadTail* tail) {
   CUDAFX_TRY(write_delta_packet_v4(layout, info_of(s, key, counter, recon_checksum), coded,
-                                   vectors, code, packet));
+                                   vectors, code, packet, tail));
   fill_stats(layout, key, coded, coded, packet->size(), stats);
   if (stats) {
     stats->moved_tiles = 0;

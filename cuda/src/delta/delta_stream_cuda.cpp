@@ -128,14 +128,15 @@ Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSet
   if (key)
     entropy_->reset();  // a format-3 delta frame may follow
   const uint8_t* modes = changed_host_.bytes();
+  DeltaPayloadTail lanes;  // the coded lanes' CRC, worked out on the device
   const DeltaV4Coder code = [&](int q, bool keyframe, bool reuse, std::vector<uint8_t>* out) {
-    return tiles_->code(q, keyframe, stream, out, reuse);
+    return tiles_->code(q, keyframe, stream, out, reuse, &lanes);
   };
   const DeltaVector* vectors = static_cast<const DeltaVector*>(vectors_host_.get());
   CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_,
                                     *static_cast<const uint64_t*>(sum_host_.get()),
                                     delta_coded_symbols(layout_, modes), search ? vectors : nullptr,
-                                    code, packet, stats));
+                                    code, packet, stats, &lanes));
   // The next frame's candidates: this frame's vectors, none after a frame
   // without search.
   previous_vectors_set_ = search;

@@ -3,6 +3,8 @@
 // delta_tile_entropy_cuda.cu).
 #include "cudafx/delta_tile_entropy_cuda.hpp"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -72,6 +74,9 @@ Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
   CUDAFX_TRY(e->sizes_dev_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->offsets_dev_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->packed_dev_.allocate(std::max<size_t>(room, 1)));
+  const size_t pieces = std::max<size_t>(room, 1) / kDeltaCrcPieceBytes + 1;
+  CUDAFX_TRY(e->piece_crc_dev_.allocate(pieces * sizeof(uint32_t)));
+  CUDAFX_TRY(e->piece_crc_host_.allocate(pieces * sizeof(uint32_t)));
   CUDAFX_TRY(e->histogram_host_.allocate(table));
   CUDAFX_TRY(e->coding_host_.allocate(coding));
   CUDAFX_TRY(e->sizes_host_.allocate(n * sizeof(uint32_t)));
@@ -116,7 +121,10 @@ Status DeltaTileEntropyCuda::count(int quantiser, bool keyframe, const uint8_t* 
 }
 
 Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle stream,
-                                  std::vector<uint8_t>* out, bool reuse_tables) {
+                                  std::vector<uint8_t>* out, bool reuse_tables,
+                                  DeltaPayloadTail* lanes_crc) {
+  if (lanes_crc)
+    *lanes_crc = DeltaPayloadTail{};
   if (quantiser != counted_quantiser_ || keyframe != counted_keyframe_)
     return Status::invalid("delta v4 CUDA coder: code() for another frame than count() queued");
   counted_quantiser_ = -1;
@@ -153,9 +161,29 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
   CUDAFX_TRY(delta_lanes_pack_cuda(lanes, n_lanes_, room_dev_.bytes(), sizes_dev,
                                    static_cast<const uint32_t*>(offsets_dev_.get()),
                                    packed_dev_.bytes(), stream));
+  const size_t pieces = (total + kDeltaCrcPieceBytes - 1) / kDeltaCrcPieceBytes;
+  if (lanes_crc) {
+    CUDAFX_TRY(delta_crc_pieces_cuda(packed_dev_.bytes(), total,
+                                     static_cast<uint32_t*>(piece_crc_dev_.get()), stream));
+    CUDAFX_TRY(copy_bytes_async(piece_crc_host_.get(), piece_crc_dev_.get(),
+                                pieces * sizeof(uint32_t), stream));
+  }
   CUDAFX_TRY(copy_bytes_async(packed_host_.get(), packed_dev_.get(), total, stream));
   CUDAFX_TRY(wait(stream));
   out->insert(out->end(), packed_host_.bytes(), packed_host_.bytes() + total);
+  if (lanes_crc) {
+    // The pieces joined: crc32_combine's operator for a whole piece is made
+    // once (zlib >= 1.2.12), a shorter last piece combined on its own.
+    static const uLong whole_piece = crc32_combine_gen(static_cast<z_off_t>(kDeltaCrcPieceBytes));
+    const auto* crcs = static_cast<const uint32_t*>(piece_crc_host_.get());
+    uLong c = crcs[0];
+    for (size_t i = 1; i < pieces; i++) {
+      const size_t n = std::min(kDeltaCrcPieceBytes, total - i * kDeltaCrcPieceBytes);
+      c = n == kDeltaCrcPieceBytes ? crc32_combine_op(c, crcs[i], whole_piece)
+                                   : crc32_combine(c, crcs[i], static_cast<z_off_t>(n));
+    }
+    *lanes_crc = DeltaPayloadTail{total, static_cast<uint32_t>(c)};
+  }
   return Status::ok();
 }
 
