@@ -651,6 +651,21 @@ INSTANTIATE_TEST_SUITE_P(FormatsAndThresholds, DeltaCudaEncoder,
 // delta before any keyframe), and the same reconstruction after each frame.
 class DeltaCudaDecoder : public ::testing::TestWithParam<std::tuple<PixelFormat, int>> {};
 
+namespace {
+// The CUDA decoder's reconstruction, brought down, is the CPU decoder's.
+::testing::AssertionResult same_reconstruction(const DeltaDecoderCuda& gpu,
+                                               const DeltaDecoder& cpu, const ImageDesc& desc,
+                                               StreamHandle stream) {
+  HostImage got(desc);
+  if (!copy_image_async(got.view(), gpu.reconstruction(), stream).is_ok() ||
+      !synchronize_stream(stream).is_ok())
+    return ::testing::AssertionFailure() << "the reconstruction did not come down";
+  if (!testing_support::bytes_equal(got.view(), cpu.reconstruction()))
+    return ::testing::AssertionFailure() << "the reconstructions differ";
+  return ::testing::AssertionSuccess();
+}
+}  // namespace
+
 TEST_P(DeltaCudaDecoder, SameVerdictsAndFramesAsTheCpuDecoder) {
   SKIP_WITHOUT_GPU();
   const auto [format, threshold] = GetParam();
@@ -694,10 +709,7 @@ TEST_P(DeltaCudaDecoder, SameVerdictsAndFramesAsTheCpuDecoder) {
       if (a != DeltaDecodeResult::Frame)
         continue;
       frames++;
-      HostImage got(desc);
-      ASSERT_TRUE(copy_image_async(got.view(), gpu->reconstruction(), stream.get()).is_ok());
-      ASSERT_TRUE(stream.synchronize().is_ok());
-      EXPECT_TRUE(testing_support::bytes_equal(got.view(), cpu->reconstruction()))
+      EXPECT_TRUE(same_reconstruction(*gpu, *cpu, desc, stream.get()))
           << size.first << "x" << size.second << " packet " << n;
     }
     // Keyframes at 0, 6, 12: frames 0-2 (3 lost, 4-5 wait), 6-7 (8 truncated,
@@ -763,10 +775,7 @@ TEST(DeltaCudaDecoderDamage, LanesOnTheGpuAgreeWithTheCpuOnDamage) {
         continue;
       }
       frames++;
-      HostImage got(desc);
-      ASSERT_TRUE(copy_image_async(got.view(), gpu->reconstruction(), stream.get()).is_ok());
-      ASSERT_TRUE(stream.synchronize().is_ok());
-      EXPECT_TRUE(testing_support::bytes_equal(got.view(), cpu->reconstruction()))
+      EXPECT_TRUE(same_reconstruction(*gpu, *cpu, desc, stream.get()))
           << "trial " << trial << " byte " << at;
     }
     // Most damage is caught (a lane's state, the checksum); a flip in a
