@@ -783,3 +783,41 @@ TEST(DeltaCudaDecoderDamage, LanesOnTheGpuAgreeWithTheCpuOnDamage) {
     EXPECT_GT(corrupt, 100) << frames << " frames";
   }
 }
+
+// A packet of a stream with intra refresh whose payload CRC fails, after a
+// stream without: the CUDA decoder, which checks the CRC beside its GPU
+// lanes, leaves refresh_stream() as the CPU decoder (which checks first)
+// does, so the element's keyframe request is the same.
+TEST(DeltaCudaDecoderDamage, BadPayloadCrcLeavesTheRefreshStateAlone) {
+  SKIP_WITHOUT_GPU();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  const ImageDesc desc{PixelFormat::RGBA, 320, 200};
+  const auto clip = make_clip(desc, 2, 5);
+  const Coded plain = encode_clip(clip, 4, 0, DeltaCompression::Predictive);
+  std::unique_ptr<DeltaEncoder> enc;
+  ASSERT_TRUE(DeltaEncoder::create(desc, &enc).is_ok());
+  DeltaEncodeSettings s;
+  s.threshold = 4;
+  s.compression = DeltaCompression::Predictive;
+  s.refresh_period = 4;
+  std::vector<uint8_t> refresh;
+  ASSERT_TRUE(enc->encode(clip[0].view(), s, &refresh).is_ok());
+  ASSERT_TRUE(enc->encode(clip[1].view(), s, &refresh).is_ok());
+  refresh.back() ^= 0x01;  // the payload's CRC fails; the header's holds
+  std::unique_ptr<DeltaDecoder> cpu;
+  std::unique_ptr<DeltaDecoderCuda> gpu;
+  ASSERT_TRUE(DeltaDecoder::create(desc, &cpu).is_ok());
+  ASSERT_TRUE(DeltaDecoderCuda::create(desc, stream.get(), &gpu, 0).is_ok());
+  std::string why_cpu, why_gpu;
+  for (const auto& p : plain.packets) {
+    ASSERT_EQ(cpu->decode(p.data(), p.size(), &why_cpu), DeltaDecodeResult::Frame);
+    ASSERT_EQ(gpu->decode(p.data(), p.size(), &why_gpu), DeltaDecodeResult::Frame);
+  }
+  EXPECT_EQ(cpu->decode(refresh.data(), refresh.size(), &why_cpu), DeltaDecodeResult::Corrupt);
+  EXPECT_EQ(gpu->decode(refresh.data(), refresh.size(), &why_gpu), DeltaDecodeResult::Corrupt);
+  EXPECT_EQ(why_cpu, "delta packet: payload checksum mismatch");
+  EXPECT_EQ(why_gpu, why_cpu);
+  EXPECT_FALSE(cpu->refresh_stream());
+  EXPECT_FALSE(gpu->refresh_stream());
+}

@@ -216,6 +216,8 @@ Status write_delta_packet(const DeltaLayout& layout, const DeltaPacketInfo& info
 }
 
 Status check_delta_payload(const uint8_t* data, size_t size) {
+  if (!data || size < kDeltaHeaderSize)
+    return Status::invalid("delta packet: truncated header (" + std::to_string(size) + " bytes)");
   if (get32(data + 28) != crc(data + kDeltaHeaderSize, size - kDeltaHeaderSize))
     return Status::invalid("delta packet: payload checksum mismatch");
   return Status::ok();

@@ -2,7 +2,7 @@
 // decoder's synchronisation state machine.
 #include "cudafx/delta.hpp"
 
-#include <system_error>
+#include <exception>
 
 #include "cudafx/delta_entropy.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
@@ -175,6 +175,9 @@ Status DeltaDecoderBase::payload_checked() {
 DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std::string* error) {
   refreshed_ = false;
   payload_status_ = Status::ok();
+  // A packet whose payload CRC fails leaves this as it was (decode_packet
+  // sets it before a check made beside it is in).
+  const bool refresh_stream_before = refresh_stream_;
   DeltaPacketInfo info;
   Status s = read_delta_header(layout_, data, size, &info, false);
   bool beside = s.is_ok() && checks_payload_beside(info);
@@ -182,15 +185,21 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
     try {
       payload_check_ = std::async(std::launch::async,
                                   [data, size] { return check_delta_payload(data, size); });
-    } catch (const std::system_error&) {  // no thread to be had: check it here
+    } catch (const std::exception&) {  // no thread to be had: check it here
       beside = false;
     }
   }
   if (s.is_ok() && !beside)
     s = check_delta_payload(data, size);
   DeltaDecodeResult r = DeltaDecodeResult::Corrupt;
-  if (s.is_ok())
-    r = decode_packet(data, size, info, error);
+  if (s.is_ok()) {
+    try {
+      r = decode_packet(data, size, info, error);
+    } catch (...) {  // the check reads `data`: it ends before the packet may go
+      (void)payload_checked();
+      throw;
+    }
+  }
   // A payload checked beside the decoding: a mismatch is the verdict, as if
   // it had been checked first (decode_packet waits for it before the
   // reference changes).
@@ -198,6 +207,7 @@ DeltaDecodeResult DeltaDecoderBase::decode(const uint8_t* data, size_t size, std
     s = payload_checked();
   if (!s.is_ok()) {
     lose_sync();
+    refresh_stream_ = refresh_stream_before;
     if (error)
       *error = s.message();
     return DeltaDecodeResult::Corrupt;

@@ -536,8 +536,11 @@ Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* dat
       n += static_cast<size_t>(w.w) * w.h;
     }
     if (!ok || !reader.finished_cleanly()) {
-      int expected = -1;
-      failed.compare_exchange_strong(expected, li);
+      // The lowest damaged lane, whichever thread finds it first (as the
+      // GPU decoder's atomicMin): the message is the same every run.
+      int seen = failed.load();
+      while ((seen < 0 || li < seen) && !failed.compare_exchange_weak(seen, li)) {
+      }
     }
     decoded += n;
   });

@@ -172,15 +172,22 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
   CUDAFX_TRY(wait(stream));
   out->insert(out->end(), packed_host_.bytes(), packed_host_.bytes() + total);
   if (lanes_crc) {
-    // The pieces joined: crc32_combine's operator for a whole piece is made
-    // once (zlib >= 1.2.12), a shorter last piece combined on its own.
-    static const uLong whole_piece = crc32_combine_gen(static_cast<z_off_t>(kDeltaCrcPieceBytes));
+    // The pieces joined: with zlib >= 1.2.12 crc32_combine's operator for a
+    // whole piece is made once (Ubuntu 22.04 and JetPack 6 have 1.2.11:
+    // crc32_combine each time there).
     const auto* crcs = static_cast<const uint32_t*>(piece_crc_host_.get());
     uLong c = crcs[0];
     for (size_t i = 1; i < pieces; i++) {
       const size_t n = std::min(kDeltaCrcPieceBytes, total - i * kDeltaCrcPieceBytes);
-      c = n == kDeltaCrcPieceBytes ? crc32_combine_op(c, crcs[i], whole_piece)
-                                   : crc32_combine(c, crcs[i], static_cast<z_off_t>(n));
+#if ZLIB_VERNUM >= 0x12c0
+      static const uLong whole_piece =
+          crc32_combine_gen(static_cast<z_off_t>(kDeltaCrcPieceBytes));
+      if (n == kDeltaCrcPieceBytes) {
+        c = crc32_combine_op(c, crcs[i], whole_piece);
+        continue;
+      }
+#endif
+      c = crc32_combine(c, crcs[i], static_cast<z_off_t>(n));
     }
     *lanes_crc = DeltaPayloadTail{total, static_cast<uint32_t>(c)};
   }
@@ -231,14 +238,19 @@ Status DeltaTileDecoderCuda::decode(DeltaTileEntropy& tables, int quantiser, boo
   }
   if (bytes)
     std::memcpy(data_host_.get(), data + first, bytes);
+  std::memset(data_host_.bytes() + bytes, 0, kReadAhead);  // read, never used: defined
   auto* begin = static_cast<uint32_t*>(begin_host_.get());
   for (size_t li = 0; li <= n_lanes_; li++)
     begin[li] = static_cast<uint32_t>(lane_begin_[li] - first);
   uint8_t* image = tables_host_.bytes();
   auto* spans = reinterpret_cast<uint32_t*>(image + kDeltaLaneSlotBytes);
   for (int ctx = 0; ctx < kDeltaContexts; ctx++)
-    if (!tables.decoding_table(ctx, image + static_cast<size_t>(ctx) * kRansScale, spans + ctx * 256))
+    if (!tables.decoding_table(ctx, image + static_cast<size_t>(ctx) * kRansScale,
+                               spans + ctx * 256)) {
+      // Unused: every value 0, every span marked absent.
+      std::memset(image + static_cast<size_t>(ctx) * kRansScale, 0, kRansScale);
       std::fill(spans + ctx * 256, spans + (ctx + 1) * 256, kDeltaAbsentSpan);
+    }
   auto* verdict = static_cast<uint32_t*>(verdict_host_.get());
   verdict[0] = 0xffffffffu;
   verdict[1] = verdict[2] = verdict[3] = 0;
