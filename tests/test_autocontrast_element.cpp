@@ -80,8 +80,7 @@ TEST(AutoContrastElement, FrameModeIsTheOp) {
   for (const Case& c : cases) {
     const ImageDesc d{c.f, 67, 45};
     GstHarness* h = harness_with("cudaautocontrast", std::string("backend=cpu ") + c.props);
-    const std::string caps = caps_string(d);
-    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    set_caps(h, d);
     Reference ref(d);
     for (int i = 0; i < 2; i++) {
       const HostImage src = dull_frame(d, 10 + i, 40 + 30 * i);
@@ -99,8 +98,7 @@ TEST(AutoContrastElement, FrameModeIsTheOp) {
 TEST(AutoContrastElement, PropertiesWhilePlayingAndSmoothing) {
   const ImageDesc d{PixelFormat::RGBx, 40, 30};
   GstHarness* h = harness_with("cudaautocontrast", "backend=cpu mode=smooth time-constant=0.5");
-  const std::string caps = caps_string(d);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, d);
   Reference ref(d);
   const double w = -std::expm1(-0.1 / 0.5);
   HostImage a = dull_frame(d, 20, 30), b = dull_frame(d, 21, 120);
@@ -138,8 +136,7 @@ TEST(AutoContrastElement, CudaMemoryChain) {
     GstHarness* h = harness_parse(
         "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudaautocontrast name=g0 backend=cuda "
         "mode=smooth channels=luma ! cudadownload");
-    const std::string caps = caps_string(d);
-    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    set_caps(h, d);
     Reference ref(d);
     for (int i = 0; i < 3; i++) {
       const HostImage src = dull_frame(d, 50 + i, 30 + 40 * i);
@@ -165,9 +162,8 @@ TEST(AutoContrastElement, CudaBackendInSystemMemoryMatchesTheCpu) {
         (f == PixelFormat::RGBA ? " channels=per-channel" : "");
     GstHarness* gpu = harness_with("cudaautocontrast", "backend=cuda " + props);
     GstHarness* cpu = harness_with("cudaautocontrast", "backend=cpu " + props);
-    for (GstHarness* h : {gpu, cpu}) {
-    gst_harness_set_caps_str(h, caps_string(d).c_str(), caps_string(d).c_str());
-  }
+    for (GstHarness* h : {gpu, cpu})
+      set_caps(h, d);
     for (int n = 0; n < 3; n++) {
       const HostImage src = dull_frame(d, 30 + n, 40 + 10 * n);
       EXPECT_TRUE(bytes_equal(push_pull(gpu, src).view(), push_pull(cpu, src).view()))

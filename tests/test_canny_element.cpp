@@ -92,7 +92,7 @@ TEST(CannyElement, EdgesModeGivesTheMapAsGray8) {
 TEST(CannyElement, ThresholdsWhilePlayingAndBlur) {
   const ImageDesc d{PixelFormat::GRAY8, 96, 64};
   GstHarness* h = harness_with("cudacanny", "backend=cpu low-threshold=30 high-threshold=90");
-  gst_harness_set_caps_str(h, caps_string(d).c_str(), caps_string(d).c_str());
+  set_caps(h, d);
   const HostImage src = scene(d);
   EXPECT_TRUE(bytes_equal(pull_gray8(h, src).view(), op_edges(src, params(30, 90)).view()));
   g_object_set(h->element, "low-threshold", 100.0, "high-threshold", 300.0, nullptr);
@@ -117,7 +117,7 @@ TEST(CannyElement, OverlayModeBlendsTheEdgesOverTheFrame) {
     const ImageDesc d{f, 96, 64};
     GstHarness* h = harness_with("cudacanny", "backend=cpu mode=overlay color=0xffff0000 "
                                               "low-threshold=30 high-threshold=90");
-    gst_harness_set_caps_str(h, caps_string(d).c_str(), caps_string(d).c_str());
+    set_caps(h, d);
     const HostImage src = scene(d);
     const HostImage got = push_pull(h, src);
     // The expected frame: the op's overlay blended over a copy.
@@ -157,8 +157,8 @@ TEST(CannyElement, CudaMemoryMatchesTheCpu) {
       "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudacanny name=g0 backend=cuda "
       "mode=overlay ! cudadownload");
   GstHarness* ref = harness_with("cudacanny", "backend=cpu mode=overlay");
-  gst_harness_set_caps_str(h, caps_string(d).c_str(), caps_string(d).c_str());
-  gst_harness_set_caps_str(ref, caps_string(d).c_str(), caps_string(d).c_str());
+  set_caps(h, d);
+  set_caps(ref, d);
   EXPECT_TRUE(bytes_equal(push_pull(h, src).view(), push_pull(ref, src).view()));
   EXPECT_EQ(negotiated_memory(h), "CC");
   gst_harness_teardown(ref);
@@ -186,7 +186,7 @@ TEST(CannyElement, CudaBackendInSystemMemoryMatchesTheCpu) {
   gpu = harness_with("cudacanny", "backend=cuda" + overlay);
   cpu = harness_with("cudacanny", "backend=cpu" + overlay);
   for (GstHarness* h : {gpu, cpu}) {
-    gst_harness_set_caps_str(h, caps_string(d).c_str(), caps_string(d).c_str());
+    set_caps(h, d);
   }
   EXPECT_TRUE(bytes_equal(push_pull(gpu, src).view(), push_pull(cpu, src).view()));
   gst_harness_teardown(gpu);

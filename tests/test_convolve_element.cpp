@@ -40,8 +40,7 @@ TEST(ConvolveElement, IsTheOpAndFollowsTheKernelWhilePlaying) {
   const ImageDesc d{PixelFormat::NV12, 64, 36};
   GstHarness* h = harness_with("cudaconvolve",
                                "backend=cpu kernel=\"-1 0 1; -2 0 2; -1 0 1\" divisor=1 offset=128");
-  const std::string caps = caps_string(d);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, d);
   HostImage src(d);
   src.fill_random(3);
   EXPECT_TRUE(bytes_equal(push_pull(h, src).view(),
@@ -84,8 +83,7 @@ TEST(ConvolveElement, KernelAsAGStreamerArray) {
 
   const ImageDesc d{PixelFormat::GRAY8, 40, 20};
   GstHarness* h = harness_with("cudaconvolve", "backend=cpu kernel-array=\"<0, -1, 0, -1, 5, -1, 0, -1, 0>\"");
-  const std::string caps = caps_string(d);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, d);
   HostImage src(d);
   src.fill_random(4);
   EXPECT_TRUE(bytes_equal(push_pull(h, src).view(), op_output(src, "0 -1 0; -1 5 -1; 0 -1 0").view()));
@@ -101,8 +99,7 @@ TEST(ConvolveElement, CudaMemoryChain) {
     GstHarness* h = harness_parse(
         "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudaconvolve name=g0 backend=cuda "
         "kernel=\"0 -1 0; -1 5 -1; 0 -1 0\" ! cudadownload");
-    const std::string caps = caps_string(d);
-    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    set_caps(h, d);
     HostImage src(d);
     src.fill_random(9);
     EXPECT_TRUE(bytes_equal(push_pull(h, src).view(),
@@ -134,7 +131,7 @@ TEST(ConvolveElement, CudaBackendInSystemMemoryMatchesTheCpu) {
     GstHarness* gpu = harness_with("cudaconvolve", std::string("backend=cuda ") + c.props);
     GstHarness* cpu = harness_with("cudaconvolve", std::string("backend=cpu ") + c.props);
     for (GstHarness* h : {gpu, cpu}) {
-    gst_harness_set_caps_str(h, caps_string(d).c_str(), caps_string(d).c_str());
+    set_caps(h, d);
   }
     EXPECT_TRUE(bytes_equal(push_pull(gpu, src).view(), push_pull(cpu, src).view()))
         << c.props;

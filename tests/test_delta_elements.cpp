@@ -76,8 +76,7 @@ TEST_P(DeltaElementsRoundTrip, EveryFrameWithinThreshold) {
   GstHarness* h = gst_harness_new_parse(
       ("cudadeltaenc key-int-max=4 threshold=" + std::to_string(threshold) + " ! cudadeltadec")
           .c_str());
-  const std::string caps = caps_string(desc);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, desc);
   for (int n = 0; n < static_cast<int>(clip.size()); n++) {
     ASSERT_EQ(gst_harness_push(h, timed_buffer(clip[n], n)), GST_FLOW_OK);
     GstBuffer* out = gst_harness_pull(h);

@@ -442,11 +442,7 @@ TEST(FilterIdioms, FlushBetweenFramesKeepsWorking) {
                        kGaussianBounds);
     for (int round = 0; round < 2; round++) {
       SCOPED_TRACE("flush " + std::to_string(round));
-      ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
-      ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
-      GstSegment segment;
-      gst_segment_init(&segment, GST_FORMAT_TIME);
-      ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+      push_flush(h);
       const HostImage& src = round ? a : b;
       EXPECT_NEAR_ORACLE(push_pull(h, src, 5).view(), gaussian_oracle(src, params_of(3.0)).view(),
                          kGaussianBounds);

@@ -376,8 +376,7 @@ TEST(FilterModes, InPlaceHostPathForSystemMemory) {
     if (std::string(c.backend) == "cuda" && !gpu_part_runs())
       continue;
     GstHarness* h = harness_with("cudafxtesthostip", std::string("backend=") + c.backend);
-    const std::string caps = caps_string(desc);
-    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    set_caps(h, desc);
     const HostImage out = push_pull(h, src);
     const PlaneView p = out.view().plane(0);
     for (size_t x = 0; x < p.row_bytes(); x++)
@@ -393,8 +392,7 @@ TEST(FilterModes, InPlaceHostPathForSystemMemory) {
   GstHarness* h = gst_harness_new_parse(
       "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudafxtesthostip name=g0 backend=cuda ! "
       "cudadownload");
-  const std::string caps = caps_string(desc);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, desc);
   const HostImage out = push_pull(h, src);
   EXPECT_EQ(negotiated_memory(h), "CC");
   EXPECT_EQ(out.view().plane(0).data[0], kInPlaceMark) << "a CUDA-memory frame went to the host";

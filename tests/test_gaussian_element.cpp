@@ -26,8 +26,7 @@ GstHarness* gaussian_harness(const ImageDesc& desc, const char* backend, double 
   GstHarness* h = harness_with("cudagaussian", std::string("backend=") + backend);
   gst_util_set_object_arg(G_OBJECT(h->element), "border-mode", border);
   g_object_set(h->element, "sigma", sigma, nullptr);
-  const std::string caps = caps_string(desc);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, desc);
   return h;
 }
 

@@ -63,8 +63,7 @@ TEST(GreyWorldElement, FrameModeIsTheOp) {
   for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::BGR, PixelFormat::NV12, PixelFormat::I420}) {
     const ImageDesc d{f, 67, 45};
     GstHarness* h = harness_with("cudagreyworld", "backend=cpu");
-    const std::string caps = caps_string(d);
-    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    set_caps(h, d);
     Reference ref(d);
     for (int i = 0; i < 3; i++) {
       const HostImage src = cast_frame(d, 10 + i, i);
@@ -82,8 +81,7 @@ TEST(GreyWorldElement, FrameModeIsTheOp) {
 TEST(GreyWorldElement, SmoothModeFollowsTheRunningTime) {
   const ImageDesc d{PixelFormat::RGBx, 40, 30};
   GstHarness* h = harness_with("cudagreyworld", "backend=cpu mode=smooth time-constant=0.5");
-  const std::string caps = caps_string(d);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, d);
   Reference ref(d);
   const GstClockTime pts[] = {0, GST_SECOND / 10, GST_SECOND / 10 + GST_SECOND / 4};
   for (int i = 0; i < 3; i++) {
@@ -95,11 +93,7 @@ TEST(GreyWorldElement, SmoothModeFollowsTheRunningTime) {
   ref.reset();
   EXPECT_TRUE(bytes_equal(push_pull_at(h, src, GST_SECOND, true).view(), ref.run(src, 1.0).view()))
       << "DISCONT";
-  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
-  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
-  GstSegment seg;
-  gst_segment_init(&seg, GST_FORMAT_TIME);
-  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&seg)));
+  push_flush(h);
   src = cast_frame(d, 31, 2);
   ref.reset();
   EXPECT_TRUE(bytes_equal(push_pull_at(h, src, 2 * GST_SECOND).view(), ref.run(src, 1.0).view()))
@@ -112,8 +106,7 @@ TEST(GreyWorldElement, SmoothModeFollowsTheRunningTime) {
 TEST(GreyWorldElement, ModeChangedWhilePlaying) {
   const ImageDesc d{PixelFormat::Y444, 24, 16};
   GstHarness* h = harness_with("cudagreyworld", "backend=cpu time-constant=1");
-  const std::string caps = caps_string(d);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, d);
   Reference ref(d);
   HostImage a = cast_frame(d, 40, 0), b = cast_frame(d, 41, 2);
   EXPECT_TRUE(bytes_equal(push_pull_at(h, a, 0).view(), ref.run(a, 1.0).view()));
@@ -128,8 +121,7 @@ TEST(GreyWorldElement, ModeChangedWhilePlaying) {
 TEST(GreyWorldElement, TimeConstantChangedWhilePlaying) {
   const ImageDesc d{PixelFormat::RGBA, 24, 16};
   GstHarness* h = harness_with("cudagreyworld", "backend=cpu mode=smooth time-constant=1");
-  const std::string caps = caps_string(d);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, d);
   Reference ref(d);
   HostImage a = cast_frame(d, 42, 0), b = cast_frame(d, 43, 2), c = cast_frame(d, 44, 1);
   EXPECT_TRUE(bytes_equal(push_pull_at(h, a, 0).view(), ref.run(a, 1.0).view()));
@@ -163,8 +155,7 @@ TEST(GreyWorldElement, CudaMemoryChain) {
     GstHarness* h = harness_parse(
         "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudagreyworld name=g0 backend=cuda "
         "mode=smooth ! cudadownload");
-    const std::string caps = caps_string(d);
-    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    set_caps(h, d);
     Reference ref(d);
     for (int i = 0; i < 3; i++) {
       const HostImage src = cast_frame(d, 50 + i, i);
@@ -189,8 +180,7 @@ TEST(GreyWorldElement, SharedFrameIsLeftAlone) {
     for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::NV12}) {
       const ImageDesc d{f, 131, 77};
       GstHarness* h = harness_with("cudagreyworld", std::string("backend=") + backend);
-      const std::string caps = caps_string(d);
-      gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+      set_caps(h, d);
       Reference ref(d);
       const HostImage src = cast_frame(d, 70, 1);
       GstBuffer* in = buffer_from_image(src);
@@ -227,8 +217,7 @@ TEST(GreyWorldElement, WritableBufferOverSharedMemory) {
       continue;
     const ImageDesc d{PixelFormat::RGBA, 131, 77};
     GstHarness* h = harness_with("cudagreyworld", std::string("backend=") + backend);
-    const std::string caps = caps_string(d);
-    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    set_caps(h, d);
     Reference ref(d);
     const HostImage src = cast_frame(d, 60, 3);
     GstBuffer* owner = buffer_from_image(src);
@@ -263,8 +252,7 @@ TEST(GreyWorldElement, SharedCudaFrameIsLeftAlone) {
   GstHarness* h = harness_parse(
       "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudagreyworld name=g0 backend=cuda ! "
       "cudadownload");
-  const std::string caps = caps_string(d);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, d);
   GstElement* g0 = gst_bin_get_by_name(GST_BIN(h->element), "g0");
   ASSERT_NE(g0, nullptr);
   GstPad* sink = gst_element_get_static_pad(g0, "sink");

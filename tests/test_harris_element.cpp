@@ -85,8 +85,7 @@ bool same_corners(const std::vector<HarrisCorner>& a, const std::vector<HarrisCo
 // ("name=value name=value", gst-launch syntax for the values).
 GstHarness* harris_harness(const ImageDesc& desc, const char* backend, const char* props = "") {
   GstHarness* h = harness_with("cudaharris", std::string("backend=") + backend + " " + props);
-  const std::string caps = caps_string(desc);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, desc);
   return h;
 }
 
@@ -441,8 +440,7 @@ TEST(Harris, CudaMemoryChain) {
         std::string("cudaupload ! video/x-raw(memory:CUDAMemory) ! cudaharris name=g0 backend=cuda ") +
         (draw ? draw_props : "") + " ! cudadownload";
     GstHarness* h = gst_harness_new_parse(launch.c_str());
-    const std::string caps = caps_string(desc);
-    gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+    set_caps(h, desc);
     GstElement* harris = gst_bin_get_by_name(GST_BIN(h->element), "g0");
     std::vector<HarrisCorner> seen;
     GstPad* pad = gst_element_get_static_pad(harris, "src");

@@ -286,8 +286,7 @@ TEST(MemoryMode, MappedSharedFrameIsLeftAlone) {
   std::vector<std::string> lines;
   const HostImage cpu = run_case(kCases[3], "backend=cpu", src, false, &log, &lines);
   GstHarness* h = harness_with("cudagreyworld", "backend=cuda memory-mode=mapped");
-  const std::string caps = caps_string(d);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, d);
   log.take();
   GstBuffer* in = buffer_from_image(src);
   gst_buffer_ref(in);  // ours too: not writable

@@ -67,8 +67,7 @@ HostImage run_once(const char* element, const std::string& props, const HostImag
   const bool stock = std::string(element) != "cudatextoverlay";
   GstHarness* h = gst_harness_new_with_element(e, stock ? "video_sink" : "sink", "src");
   gst_object_unref(e);
-  const std::string caps = caps_string(src.desc());
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, src.desc());
   GstBuffer* in = buffer_from_image(src);
   GST_BUFFER_PTS(in) = pts;
   GST_BUFFER_DURATION(in) = GST_SECOND / 30;
@@ -311,9 +310,8 @@ TEST(TextOverlay, SilentPassesEverything) {
 TEST(TextOverlay, OffersTheCompositionMeta) {
   const ImageDesc desc{PixelFormat::RGBA, 64, 48};
   GstHarness* h = harness_with("cudatextoverlay", "backend=cpu");
-  const std::string caps = caps_string(desc);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
-  GstCaps* c = gst_caps_from_string(caps.c_str());
+  set_caps(h, desc);
+  GstCaps* c = gst_caps_from_string(caps_string(desc).c_str());
   GstQuery* q = gst_query_new_allocation(c, TRUE);
   ASSERT_TRUE(gst_pad_peer_query(h->srcpad, q));
   EXPECT_TRUE(gst_query_find_allocation_meta(q, GST_VIDEO_OVERLAY_COMPOSITION_META_API_TYPE, nullptr));
@@ -337,8 +335,7 @@ TEST(TextOverlay, PropertiesWhilePlaying) {
   const ImageDesc desc{PixelFormat::RGBA, 160, 90};
   const HostImage src = background(desc, 19);
   GstHarness* h = harness_with("cudatextoverlay", std::string("backend=cpu ") + kFont + " text=One");
-  const std::string caps = caps_string(desc);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, desc);
   const HostImage one = push_pull(h, src);
   g_object_set(h->element, "text", "Two", nullptr);
   const HostImage two = push_pull(h, src);
@@ -384,8 +381,7 @@ TEST(TextOverlay, InAChainWithTheTextPadUnlinked) {
   const std::string props = std::string(kFont) + " text=Chain backend=cpu";
   const HostImage alone = run_once("cudatextoverlay", props, src);
   GstHarness* h = harness_parse("identity ! cudatextoverlay " + props + " ! identity");
-  const std::string caps = caps_string(desc);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, desc);
   GstBuffer* in = buffer_from_image(src);
   GST_BUFFER_PTS(in) = 0;
   GST_BUFFER_DURATION(in) = GST_SECOND / 30;
@@ -416,8 +412,7 @@ TEST(TextOverlay, CudaMemoryChain) {
       GstHarness* h = harness_parse(
           "cudaupload ! video/x-raw(memory:CUDAMemory) ! cudatextoverlay name=g0 backend=cuda " +
           props + " ! cudadownload");
-      const std::string caps = caps_string(desc);
-      gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+      set_caps(h, desc);
       GstBuffer* in = buffer_from_image(src);
       GST_BUFFER_PTS(in) = GST_SECOND;
       ASSERT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
@@ -461,8 +456,7 @@ TEST(TextOverlay, ChangingTimeUsesTheGlyphAtlas) {
   gst_debug_add_log_function(count_log, &counts, nullptr);
   GstHarness* h = harness_with("cudatextoverlay", std::string("backend=cpu ") + kFont +
                                                       " text=Cam time-mode=buffer-time");
-  const std::string caps = caps_string(desc);
-  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+  set_caps(h, desc);
   std::vector<HostImage> frames;
   for (int i = 0; i < 12; i++) {
     GstBuffer* in = buffer_from_image(src);

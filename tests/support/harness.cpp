@@ -165,6 +165,11 @@ std::string negotiated_memory(GstHarness* h) {
   return m;
 }
 
+void set_caps(GstHarness* h, const cudafx::ImageDesc& desc) {
+  const std::string caps = caps_string(desc);
+  gst_harness_set_caps_str(h, caps.c_str(), caps.c_str());
+}
+
 void push_flush(GstHarness* h) {
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));

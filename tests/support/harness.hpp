@@ -51,6 +51,9 @@ char pad_memory(GstElement* e, const char* pad_name);
 // back to system memory still gives the right pixels.
 std::string negotiated_memory(GstHarness* h);
 
+// Sets both of the harness's caps to raw video of `desc` (system memory).
+void set_caps(GstHarness* h, const cudafx::ImageDesc& desc);
+
 // A flush as a flushing seek makes it (FLUSH_START, FLUSH_STOP resetting
 // time, a new TIME segment), pushed into `h` (failures are test failures).
 void push_flush(GstHarness* h);
