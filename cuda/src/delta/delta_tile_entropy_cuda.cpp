@@ -24,8 +24,8 @@ std::vector<DeltaLaneDevice> device_lanes(const std::vector<DeltaLane>& lanes, b
   *pairs = *room = 0;
   for (size_t i = 0; i < lanes.size(); i++) {
     const DeltaLane& l = lanes[i];
-    if (rooms)
-      *room += delta_lane_room(l);
+    if (rooms)  // ends a multiple of 4: the GPU coder stores words (RansWordWriter)
+      *room += (delta_lane_room(l) + 3) / 4 * 4;
     dev[i] = {static_cast<uint32_t>(l.plane), static_cast<uint32_t>(l.ty),
               static_cast<uint32_t>(l.tx0),   static_cast<uint32_t>(l.tiles),
               static_cast<uint32_t>(l.first_tile), static_cast<uint32_t>(*pairs),

@@ -126,16 +126,74 @@ __global__ void __launch_bounds__(kCountWarps * 32) lanes_count(const __grid_con
       atomicAdd(&a.histogram[i], hist[i]);
 }
 
+// RansWriter's arithmetic and bytes (rans.hpp) with the bytes gathered in a
+// register and stored a word at a time below an aligned end. RansWriter
+// stores both candidate bytes of each state at every symbol (branch-free on
+// a CPU); on the device those were four byte stores a step from each of
+// ~4 000 threads, which kept L2 busy (64 % of its throughput) and the
+// lanes' chains waiting behind them. Same bytes.
+class RansWordWriter {
+ public:
+  __device__ explicit RansWordWriter(uint8_t* end) : w_(reinterpret_cast<uint32_t*>(end)) {}
+  __device__ __forceinline__ void put(const RansSymbol& sym) {
+    const uint32_t n = rans_shed_bytes(cur_, sym);
+    shed(cur_, n);
+    store_word();
+    const uint32_t x = cur_ >> (8 * n);
+    cur_ = other_;
+    other_ = rans_code_step(x, sym);
+  }
+  // put(a) then put(b) (RansWriter::put2).
+  __device__ __forceinline__ void put2(const RansSymbol& a, const RansSymbol& b) {
+    const uint32_t na = rans_shed_bytes(cur_, a), nb = rans_shed_bytes(other_, b);
+    shed(cur_, na);
+    shed(other_, nb);
+    store_word();
+    const uint32_t xa = cur_ >> (8 * na), xb = other_ >> (8 * nb);
+    cur_ = rans_code_step(xa, a);
+    other_ = rans_code_step(xb, b);
+  }
+  // RansWriter::finish: the pending bytes, then the final states.
+  __device__ uint8_t* finish() {
+    uint8_t* p = reinterpret_cast<uint8_t*>(w_);
+    for (int i = pending_ - 1; i >= 0; i--) *--p = static_cast<uint8_t>(acc_ >> (8 * i));
+    for (const uint32_t x : {cur_, other_})
+      for (int i = 0; i < 4; i++) *--p = static_cast<uint8_t>(x >> (8 * i));
+    return p;
+  }
+
+ private:
+  // The n (0..2) bytes state x sheds, the low one first, appended to the
+  // pending ones (the oldest highest: it belongs at the highest address).
+  __device__ __forceinline__ void shed(uint32_t x, uint32_t n) {
+    const uint32_t swapped = (x & 0xffu) << 8 | (x >> 8 & 0xffu);
+    acc_ = acc_ << (8 * n) | swapped >> (16 - 8 * n);
+    pending_ += n;
+  }
+  // At most 7 bytes pending after a step: the oldest 4 go down as a word.
+  __device__ __forceinline__ void store_word() {
+    if (pending_ >= 4) {
+      pending_ -= 4;
+      *--w_ = static_cast<uint32_t>(acc_ >> (8 * pending_));
+    }
+  }
+  uint32_t cur_ = kRansLow, other_ = kRansLow;
+  uint32_t* w_;
+  uint64_t acc_ = 0;
+  uint32_t pending_ = 0;
+};
+
 // A thread a lane: its pairs last first, as the CPU codes them. The lanes
 // are few and long (about 4 000 at 2160p RGBA, up to ~8 000 pairs each), so
 // the kernel's time is one lane's chain of state arithmetic: nothing else
 // may wait in it. A pair's entry (a RansSymbol: no division) depends only on
-// the pair, so the pairs are loaded kAhead ahead into registers, and they
-// are coded two at a time (RansWriter::put2: the two states' arithmetic side
-// by side). (A copy of
-// the 90 KB table in each block's shared memory measured no faster than
-// reading it through the cache: 0.93-0.98 against 0.92-0.95 ms a 2160p
-// frame's coding, H100.)
+// the pair, so the entries are loaded kAhead steps before they are coded
+// and the pairs kAhead steps before that, and they are coded two at a time
+// (put2: the two states' arithmetic side by side). (With the entries
+// loaded at their step, their latency was the kernel's largest stall: 36 %
+// of the samples, 0.45 ms a 2160p RGBA frame. A copy of the 90 KB table in
+// each block's shared memory measured no faster than reading it through
+// the cache, when the bytes were still stored one by one.)
 constexpr int kAhead = 8;
 
 __global__ void __launch_bounds__(32) lanes_code(const DeltaLaneDevice* __restrict__ lanes,
@@ -155,26 +213,33 @@ __global__ void __launch_bounds__(32) lanes_code(const DeltaLaneDevice* __restri
     return;
   }
   const DeltaLaneDevice lane = lanes[li];
-  const uint16_t* __restrict__ seq = pairs + lane.pairs_offset;
-  uint8_t* end = room + lane.room_end;
-  RansWriter writer(end);
+  uint8_t* end = room + lane.room_end;  // a multiple of 4 (device_lanes)
+  RansWordWriter writer(end);
   uint32_t k = n;
-  if (k & 1)  // an odd one first, then two at a time (RansWriter::put2)
-    writer.put(table[seq[--k]]);
-  // ring[j] holds the pair coded j steps from now (in turns of kAhead).
-  uint16_t ring[kAhead];
+  if (k & 1)  // an odd one first, then two at a time
+    writer.put(table[pairs[lane.pairs_offset + --k]]);
+  // Step i codes pair k - 1 - i. At step i, entry[i % kAhead] holds step
+  // i's entry and pair[i % kAhead] step i + kAhead's pair (0, a valid
+  // index, past the end).
+  const uint16_t* __restrict__ seq = pairs + lane.pairs_offset;
+  const auto pair_at = [&](uint32_t step) -> uint32_t { return step < k ? seq[k - 1 - step] : 0u; };
+  RansSymbol entry[kAhead];
+  uint32_t pair[kAhead];
 #pragma unroll
-  for (int j = 0; j < kAhead; j++)
-    ring[j] = static_cast<uint32_t>(j) < k ? seq[k - 1 - j] : 0;
-  while (k > 0) {
+  for (int j = 0; j < kAhead; j++) {
+    entry[j] = table[pair_at(j)];
+    pair[j] = pair_at(j + kAhead);
+  }
+  for (uint32_t i = 0; i < k;) {
 #pragma unroll
-    for (int j = 0; j < kAhead; j += 2) {
-      if (k == 0)
+    for (int j = 0; j < kAhead; j += 2, i += 2) {
+      if (i >= k)
         break;
-      const RansSymbol a = table[ring[j]], b = table[ring[j + 1]];
-      k -= 2;
-      ring[j] = k + 1 >= kAhead ? seq[k + 1 - kAhead] : 0;
-      ring[j + 1] = k >= kAhead ? seq[k - kAhead] : 0;
+      const RansSymbol a = entry[j], b = entry[j + 1];
+      entry[j] = table[pair[j]];
+      entry[j + 1] = table[pair[j + 1]];
+      pair[j] = pair_at(i + 2 * kAhead);
+      pair[j + 1] = pair_at(i + 2 * kAhead + 1);
       writer.put2(a, b);
     }
   }
