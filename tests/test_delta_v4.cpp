@@ -214,6 +214,36 @@ TEST(DeltaV4Tiles, ModesFollowTheContentAndDecodeToTheEncodersReference) {
 
 // Lanes: up to 8 tiles of one tile row of one plane, in plane, row, column
 // order.
+// delta_coded_symbols counts the bytes of every tile not skipped (mode 0,
+// kDeltaSkip), the narrow and short edge tiles included (against a
+// tile-by-tile count).
+TEST(DeltaV4Tiles, CodedSymbolsCountEveryTileNotSkipped) {
+  std::mt19937 rng(5);
+  for (const ImageDesc desc : {ImageDesc{PixelFormat::RGBA, 333, 211},
+                               ImageDesc{PixelFormat::NV12, 1922, 1080},
+                               ImageDesc{PixelFormat::GRAY8, 64, 16},
+                               ImageDesc{PixelFormat::GRAY8, 1, 1},
+                               ImageDesc{PixelFormat::I420, 130, 34}}) {
+    const DeltaLayout l = layout_of(desc);
+    for (int skipped_in_8 : {0, 1, 7, 8}) {
+      std::vector<uint8_t> modes(l.tile_count());
+      for (uint8_t& m : modes)
+        m = static_cast<uint8_t>(static_cast<int>(rng() % 8) < skipped_in_8 ? 0 : 1 + rng() % 2);
+      size_t expected = 0;
+      for (int i = 0; i < l.n_planes; i++) {
+        const DeltaPlaneLayout& p = l.planes[i];
+        for (int ty = 0; ty < p.tiles_y; ty++)
+          for (int tx = 0; tx < p.tiles_x; tx++)
+            if (modes[l.first_tile[i] + static_cast<size_t>(ty) * p.tiles_x + tx] != kDeltaSkip)
+              expected += static_cast<size_t>(p.tile_width(tx)) * p.tile_height(ty);
+      }
+      EXPECT_EQ(delta_coded_symbols(l, modes.data()), expected)
+          << format_info(desc.format).name << " " << desc.width << "x" << desc.height << " "
+          << skipped_in_8;
+    }
+  }
+}
+
 TEST(DeltaV4Entropy, LanesFollowTheFormat) {
   const DeltaLayout l = layout_of({PixelFormat::I420, 1100, 40});  // Y: 1100 bytes = 18 tiles
   const auto lanes = delta_lanes(l);
