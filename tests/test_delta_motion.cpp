@@ -5,6 +5,7 @@
 // encoder and decoder against the CPU's, byte for byte.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -16,6 +17,7 @@
 #include "support/delta_reseal.hpp"
 #include "support/gpu.hpp"
 #include "support/host_image.hpp"
+#include "delta/bit_stream.hpp"  // the side information's bit streams (cuda/src)
 
 using namespace cudafx;
 using testing_support::HostImage;
@@ -206,6 +208,54 @@ TEST(DeltaMotionMath, GlobalVectorsAreEachPlanesMostFrequent) {
 
 // The section reads back what was written, and refuses every violation of
 // the format by name.
+// The bit writer (a word at a time) writes what the format's definition
+// says bit by bit (docs/delta-format.md: bit i is bit i mod 8 of byte i / 8,
+// fields least significant bit first), and the reader reads it back.
+TEST(DeltaBitStream, WriterFollowsTheBitByBitDefinition) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; round++) {
+    std::vector<uint8_t> got, want;
+    size_t want_bits = 0;
+    const auto bit = [&](uint32_t b) {
+      if (want_bits % 8 == 0)
+        want.push_back(0);
+      want.back() = static_cast<uint8_t>(want.back() | b << (want_bits % 8));
+      want_bits++;
+    };
+    struct Field { bool gamma; uint32_t v; int bits; };
+    std::vector<Field> fields;
+    BitWriter w(&got);
+    const int n = static_cast<int>(rng() % 60);
+    for (int i = 0; i < n; i++) {
+      if (rng() % 2) {
+        const uint32_t v = std::max<uint32_t>(1, static_cast<uint32_t>(rng() >> (rng() % 32)));
+        w.gamma(v);
+        int top = 31;
+        while (!(v >> top)) top--;
+        for (int k = 0; k < top; k++) bit(0);
+        bit(1);
+        for (int k = 0; k < top; k++) bit(v >> k & 1);
+        fields.push_back({true, v, top});
+      } else {
+        const int bits = static_cast<int>(rng() % 33);
+        const uint32_t v = static_cast<uint32_t>(rng());
+        w.put(v, bits);
+        for (int k = 0; k < bits; k++) bit(v >> k & 1);
+        fields.push_back({false, bits < 32 ? v & ((1u << bits) - 1) : v, bits});
+      }
+    }
+    w.flush();
+    ASSERT_EQ(got, want) << "round " << round;
+    BitReader r(got.data(), got.size());
+    for (const Field& f : fields) {
+      uint32_t v = 0;
+      ASSERT_TRUE(f.gamma ? r.gamma(&v, 31) : r.get(f.bits, &v));
+      EXPECT_EQ(v, f.v);
+    }
+    EXPECT_EQ(r.bits_read(), want_bits);
+  }
+}
+
 TEST(DeltaMotionSection, RoundTripsAndRefusesWhatTheFormatForbids) {
   const DeltaLayout l = layout_of({PixelFormat::I420, 333, 211});
   std::mt19937 rng(5);

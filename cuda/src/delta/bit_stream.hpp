@@ -12,34 +12,41 @@ namespace cudafx {
 class BitWriter {
  public:
   explicit BitWriter(std::vector<uint8_t>* out) : out_(out) {}
+  // The low `bits` (0..32) bits of v.
   void put(uint32_t v, int bits) {
-    for (int i = 0; i < bits; i++) bit((v >> i) & 1);
+    append(bits < 32 ? v & ((1u << bits) - 1) : v, bits);
   }
   // Elias gamma code of v >= 1: as many 0s as v has bits after its top
   // one, a 1, then those bits, least significant first.
   void gamma(uint32_t v) {
     int n = 0;
-    while ((v >> (n + 1)) != 0) n++;
-    put(0, n);
-    bit(1);
+    while (n < 31 && (v >> (n + 1)) != 0) n++;
+    append(uint64_t{1} << n, n + 1);
     put(v, n);
   }
   // Pads the last byte with 0 bits.
   void flush() {
     if (fill_)
-      out_->push_back(acc_);
+      out_->push_back(static_cast<uint8_t>(acc_));
     acc_ = 0;
     fill_ = 0;
   }
 
  private:
-  void bit(uint32_t b) {
-    acc_ = static_cast<uint8_t>(acc_ | (b << fill_));
-    if (++fill_ == 8)
-      flush();
+  // Fields go into a word, whole bytes out of it (bit by bit, the CUDA
+  // encoder's vector section took ~0.1 ms of host time a 2160p frame).
+  // `bits` <= 33, so that the word never overflows (at most 7 bits wait).
+  void append(uint64_t field, int bits) {
+    acc_ |= field << fill_;
+    fill_ += bits;
+    while (fill_ >= 8) {
+      out_->push_back(static_cast<uint8_t>(acc_));
+      acc_ >>= 8;
+      fill_ -= 8;
+    }
   }
   std::vector<uint8_t>* out_;
-  uint8_t acc_ = 0;
+  uint64_t acc_ = 0;
   int fill_ = 0;
 };
 
