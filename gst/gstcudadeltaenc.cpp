@@ -126,7 +126,9 @@ struct GstCudaDeltaEncState
   std::optional < Held > held;
   cudafx::ImageDesc desc;
   GstVideoCodecState *input = nullptr;
-  std::vector < uint8_t > packet;
+  /* The CUDA encoder leaves a packet's coded lanes in its pinned memory
+   * (tail): they are copied once, into the output buffer. */
+  cudafx::DeltaPacketParts packet;
   guint64 frames = 0;
   guint since_key = 0;
   bool key_next = false;        /* after a flush: the next frame is a keyframe */
@@ -303,8 +305,10 @@ encode_cpu (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   bool on_device = false;
   CUDAFX_TRY (gst_cuda_fx_map_frame (st->dev, &vframe, &st->input->info, frame->input_buffer,
           GST_MAP_READ, &on_device));
+  st->packet.tail = nullptr;
+  st->packet.tail_size = 0;
   const cudafx::Status s = st->encoder->encode (gst_cuda_fx_view_of_frame (&vframe, st->desc),
-      settings, &st->packet, stats);
+      settings, &st->packet.head, stats);
   gst_video_frame_unmap (&vframe);
   return s;
 }
@@ -401,8 +405,11 @@ encode_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
     return GST_FLOW_ERROR;
   }
 
-  frame->output_buffer = gst_video_encoder_allocate_output_buffer (encoder, st->packet.size ());
-  gst_buffer_fill (frame->output_buffer, 0, st->packet.data (), st->packet.size ());
+  const cudafx::DeltaPacketParts & packet = st->packet;
+  frame->output_buffer = gst_video_encoder_allocate_output_buffer (encoder, packet.size ());
+  gst_buffer_fill (frame->output_buffer, 0, packet.head.data (), packet.head.size ());
+  if (packet.tail_size > 0)
+    gst_buffer_fill (frame->output_buffer, packet.head.size (), packet.tail, packet.tail_size);
   if (stats.keyframe) {
     GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
     st->since_key = 1;

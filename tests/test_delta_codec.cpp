@@ -602,7 +602,8 @@ TEST(DeltaRans, DamageBehindValidCrcsIsCaught) {
   EXPECT_EQ(err, "delta packet: rans payload: slice 2 runs past the payload");
 }
 
-// The CUDA encoder gives the same packets as the CPU encoder, byte for byte.
+// The CUDA encoder gives the same packets as the CPU encoder, byte for byte,
+// also handed out in two parts (the coded lanes left in pinned memory).
 class DeltaCudaEncoder : public ::testing::TestWithParam<std::tuple<PixelFormat, int>> {};
 
 TEST_P(DeltaCudaEncoder, PacketsEqualTheCpuEncoders) {
@@ -615,11 +616,14 @@ TEST_P(DeltaCudaEncoder, PacketsEqualTheCpuEncoders) {
     const ImageDesc desc{format, size.first, size.second};
     const auto clip = make_clip(desc, size.first == 1280 ? 5 : 8, 31 + threshold);
     std::unique_ptr<DeltaEncoder> cpu;
-    std::unique_ptr<DeltaEncoderCuda> gpu;
+    std::unique_ptr<DeltaEncoderCuda> gpu, gpu_parts;
     ASSERT_TRUE(DeltaEncoder::create(desc, &cpu).is_ok());
     const Status s = DeltaEncoderCuda::create(desc, &gpu);
     ASSERT_TRUE(s.is_ok()) << s.message();
+    ASSERT_TRUE(DeltaEncoderCuda::create(desc, &gpu_parts).is_ok());
     testing_support::DeviceImage dev(desc, 4);  // odd pitches on the device too
+    DeltaPacketParts parts;
+    size_t tails = 0;
     for (size_t n = 0; n < clip.size(); n++) {
       DeltaEncodeSettings settings;
       settings.threshold = threshold;
@@ -634,6 +638,20 @@ TEST_P(DeltaCudaEncoder, PacketsEqualTheCpuEncoders) {
       const Status e = gpu->encode(dev.view(), settings, stream.get(), &b);
       ASSERT_TRUE(e.is_ok()) << e.message();
       EXPECT_EQ(a, b) << size.first << "x" << size.second << " frame " << n;
+      DeltaEncodeStats stats;
+      ASSERT_TRUE(gpu_parts->encode(dev.view(), settings, stream.get(), &parts, &stats).is_ok());
+      std::vector<uint8_t> joined = parts.head;
+      if (parts.tail_size > 0)
+        joined.insert(joined.end(), parts.tail, parts.tail + parts.tail_size);
+      EXPECT_EQ(a, joined) << size.first << "x" << size.second << " frame " << n << " in parts";
+      EXPECT_EQ(stats.packet_bytes, a.size());
+      if (settings.compression != DeltaCompression::Predictive) {
+        EXPECT_EQ(parts.tail_size, 0u);  // format 3 has no lanes
+      }
+      tails += parts.tail_size > 0;
+    }
+    if (size.first >= 173) {
+      EXPECT_GT(tails, 0u) << "no packet had lanes apart";
     }
   }
 }

@@ -196,6 +196,10 @@ using DeltaV4Coder = std::function<Status(int quantiser, bool keyframe, bool reu
 struct DeltaPayloadTail {
   size_t bytes = 0;
   uint32_t crc = 0;
+  // Set when those bytes are not at the end of the packet vector but here,
+  // to follow it (DeltaPacketParts): the header counts and checks them all
+  // the same.
+  const uint8_t* apart = nullptr;
 };
 // `tail`, when given, is read after `code` has run (the coder fills it).
 Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info, size_t coded,
@@ -302,6 +306,21 @@ Status delta_residual_cuda(const DeltaLayout& layout, const ImageView& cur, cons
 Status delta_checksum_cuda(const DeltaLayout& layout, const ImageView& img, uint64_t* sum,
                            StreamHandle stream);
 
+// A packet in two parts, as the CUDA encoder can hand it out: `head` (the
+// header, the vector section, the tables and the lane directory) followed
+// by `tail_size` bytes at `tail` (the coded lanes, in the encoder's pinned
+// memory, valid until its next encode()). The coded lanes are most of a
+// packet (1.5 MB of a 2160p frame with every tile changed); copying them
+// into a vector cost the encoder's host 0.17 ms a frame, so, as NVENC
+// hands out its bitstream in locked memory, the caller copies them once,
+// to where it wants them (cudadeltaenc: its output buffer).
+struct DeltaPacketParts {
+  std::vector<uint8_t> head;
+  const uint8_t* tail = nullptr;
+  size_t tail_size = 0;
+  size_t size() const { return head.size() + tail_size; }
+};
+
 // The encoder on a CUDA device: the reference stays in device memory; the
 // residuals and tile flags come back to pinned memory, where the payload is
 // packed and compressed exactly as on the CPU, so both backends give the
@@ -314,12 +333,22 @@ class DeltaEncoderCuda {
   // `cur` is in device memory. Queued on `stream`, synchronised once.
   Status encode(const ImageView& cur, const DeltaEncodeSettings& settings, StreamHandle stream,
                 std::vector<uint8_t>* packet, DeltaEncodeStats* stats = nullptr);
+  // The same packet in two parts: a format-4 frame's coded lanes are left
+  // in pinned memory (packet->tail, valid until the next call); the rest,
+  // and every format-3 packet, is packet->head.
+  Status encode(const ImageView& cur, const DeltaEncodeSettings& settings, StreamHandle stream,
+                DeltaPacketParts* packet, DeltaEncodeStats* stats = nullptr);
   const DeltaLayout& layout() const { return layout_; }
   const ImageView& reference() const { return ref_; }  // device memory
 
  private:
+  // `apart`: the lanes are left in pinned memory and it says where.
+  Status encode_packet(const ImageView& cur, const DeltaEncodeSettings& settings,
+                       StreamHandle stream, std::vector<uint8_t>* packet,
+                       DeltaPacketParts* apart, DeltaEncodeStats* stats);
   Status encode_tiles(const ImageView& cur, const DeltaEncodeSettings& settings, bool keyframe,
-                      StreamHandle stream, std::vector<uint8_t>* packet, DeltaEncodeStats* stats);
+                      StreamHandle stream, std::vector<uint8_t>* packet,
+                      DeltaPacketParts* apart, DeltaEncodeStats* stats);
 
   DeltaLayout layout_;
   DeviceBuffer ref_mem_, residual_dev_, changed_dev_, sum_dev_;

@@ -10,9 +10,10 @@
 //     reuse); each value's place in the scale goes back up;
 //  3. a kernel codes every lane (a thread a lane: a lane is one rANS
 //     stream, sequential by nature) backwards into its room, with the host's
-//     rANS code (rans.hpp);
+//     rANS arithmetic (rans.hpp), its bytes stored a word at a time;
 //  4. the stream sizes go to the host for the lane directory, a kernel packs
-//     the streams one after another and they come down.
+//     the streams one after another and they come down (into the packet, or
+//     left in pinned memory for the caller: DeltaPacketParts).
 // Three waits on the stream a frame (after 1, 3 and 4); the first is the
 // caller's when it splits encode() into count() and code() (the CUDA encoder
 // does, to bring its modes and checksum back in the same wait).
@@ -51,9 +52,12 @@ class DeltaTileEntropyCuda {
                StreamHandle stream);
   // `lanes_crc`, when given, receives the CRC-32 of the lanes it appends
   // (worked out on the device in 4 KB pieces, joined on the host), for
-  // the packet's payload CRC.
+  // the packet's payload CRC. With `lanes_apart` (and lanes_crc) the lanes
+  // are not appended but left in pinned memory, lanes_crc->apart pointing
+  // at them until the next code().
   Status code(int quantiser, bool keyframe, StreamHandle stream, std::vector<uint8_t>* out,
-              bool reuse_tables = true, DeltaPayloadTail* lanes_crc = nullptr);
+              bool reuse_tables = true, DeltaPayloadTail* lanes_crc = nullptr,
+              bool lanes_apart = false);
   // Waits for the work queued on `stream` so far, the host thread sleeping
   // rather than spinning (the coder's own waits are these): the encoder's
   // host time a frame is then its own work, not the GPU's.

@@ -62,7 +62,8 @@ Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettin
                               const DeltaPayloadTail* tail) {
   CUDAFX_TRY(write_delta_packet_v4(layout, info_of(s, key, counter, recon_checksum), coded,
                                    vectors, code, packet, tail));
-  fill_stats(layout, key, coded, coded, packet->size(), stats);
+  fill_stats(layout, key, coded, coded,
+             packet->size() + (tail && tail->apart ? tail->bytes : 0), stats);
   if (stats) {
     stats->moved_tiles = 0;
     for (size_t t = 0; vectors && t < layout.tile_count(); t++)

@@ -38,6 +38,20 @@ DeltaEncoderCuda::~DeltaEncoderCuda() = default;
 Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings& s,
                                 StreamHandle stream, std::vector<uint8_t>* packet,
                                 DeltaEncodeStats* stats) {
+  return encode_packet(cur, s, stream, packet, nullptr, stats);
+}
+
+Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings& s,
+                                StreamHandle stream, DeltaPacketParts* packet,
+                                DeltaEncodeStats* stats) {
+  packet->tail = nullptr;
+  packet->tail_size = 0;
+  return encode_packet(cur, s, stream, &packet->head, packet, stats);
+}
+
+Status DeltaEncoderCuda::encode_packet(const ImageView& cur, const DeltaEncodeSettings& s,
+                                       StreamHandle stream, std::vector<uint8_t>* packet,
+                                       DeltaPacketParts* apart, DeltaEncodeStats* stats) {
   CUDAFX_TRY(validate_view(cur, layout_.desc, "delta encoder input"));
   if (s.threshold < 0 || s.threshold > 255)
     return Status::invalid("delta encoder: threshold must be 0..255");
@@ -45,7 +59,7 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
     return Status::invalid("delta encoder: refresh period must be 0 or more");
   const bool key = s.force_keyframe || !have_ref_;
   if (s.compression == DeltaCompression::Predictive)
-    return encode_tiles(cur, s, key, stream, packet, stats);
+    return encode_tiles(cur, s, key, stream, packet, apart, stats);
   if (key)
     tiles_->reset();  // a format-4 delta frame may follow
   previous_vectors_set_ = false;
@@ -89,7 +103,7 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
 // checksum, the histogram and the coded frame come back.
 Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSettings& s, bool key,
                                       StreamHandle stream, std::vector<uint8_t>* packet,
-                                      DeltaEncodeStats* stats) {
+                                      DeltaPacketParts* apart, DeltaEncodeStats* stats) {
   // Motion search as on the CPU (DeltaEncoder::encode): from a copy of the
   // reference, with the last frame's vectors (device) and each plane's most
   // frequent one (from the host's copy) as candidates.
@@ -130,13 +144,17 @@ Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSet
   const uint8_t* modes = changed_host_.bytes();
   DeltaPayloadTail lanes;  // the coded lanes' CRC, worked out on the device
   const DeltaV4Coder code = [&](int q, bool keyframe, bool reuse, std::vector<uint8_t>* out) {
-    return tiles_->code(q, keyframe, stream, out, reuse, &lanes);
+    return tiles_->code(q, keyframe, stream, out, reuse, &lanes, apart != nullptr);
   };
   const DeltaVector* vectors = static_cast<const DeltaVector*>(vectors_host_.get());
   CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_,
                                     *static_cast<const uint64_t*>(sum_host_.get()),
                                     delta_coded_symbols(layout_, modes), search ? vectors : nullptr,
                                     code, packet, stats, &lanes));
+  if (apart && lanes.apart) {
+    apart->tail = lanes.apart;
+    apart->tail_size = lanes.bytes;
+  }
   // The next frame's candidates: this frame's vectors, none after a frame
   // without search.
   previous_vectors_set_ = search;

@@ -122,9 +122,11 @@ Status DeltaTileEntropyCuda::count(int quantiser, bool keyframe, const uint8_t* 
 
 Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle stream,
                                   std::vector<uint8_t>* out, bool reuse_tables,
-                                  DeltaPayloadTail* lanes_crc) {
+                                  DeltaPayloadTail* lanes_crc, bool lanes_apart) {
   if (lanes_crc)
     *lanes_crc = DeltaPayloadTail{};
+  if (lanes_apart && !lanes_crc)
+    return Status::invalid("delta v4 CUDA coder: lanes apart need their CRC");
   if (quantiser != counted_quantiser_ || keyframe != counted_keyframe_)
     return Status::invalid("delta v4 CUDA coder: code() for another frame than count() queued");
   counted_quantiser_ = -1;
@@ -170,7 +172,8 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
   }
   CUDAFX_TRY(copy_bytes_async(packed_host_.get(), packed_dev_.get(), total, stream));
   CUDAFX_TRY(wait(stream));
-  out->insert(out->end(), packed_host_.bytes(), packed_host_.bytes() + total);
+  if (!lanes_apart)
+    out->insert(out->end(), packed_host_.bytes(), packed_host_.bytes() + total);
   if (lanes_crc) {
     // The pieces joined: with zlib >= 1.2.12 crc32_combine's operator for a
     // whole piece is made once (Ubuntu 22.04 and JetPack 6 have 1.2.11:
@@ -189,7 +192,8 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
 #endif
       c = crc32_combine(c, crcs[i], static_cast<z_off_t>(n));
     }
-    *lanes_crc = DeltaPayloadTail{total, static_cast<uint32_t>(c)};
+    *lanes_crc = DeltaPayloadTail{total, static_cast<uint32_t>(c),
+                                  lanes_apart ? packed_host_.bytes() : nullptr};
   }
   return Status::ok();
 }
