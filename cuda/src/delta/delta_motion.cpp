@@ -30,14 +30,27 @@ int plane_of(const DeltaLayout& layout, size_t tile) {
   return i;
 }
 
+// Whether any of v[begin, end) is set: their bytes ORed a block at a time
+// (a loop the compiler vectorises; vector by vector, the CUDA encoder's
+// host spent ~50 us a 2160p RGBA frame on a frame without vectors).
+bool any_set(const DeltaVector* v, size_t begin, size_t end) {
+  static_assert(sizeof(DeltaVector) == 2, "two bytes a vector");
+  const auto* bytes = reinterpret_cast<const uint8_t*>(v);
+  constexpr size_t kBlock = 4096;
+  for (size_t at = 2 * begin; at < 2 * end; at += kBlock) {
+    const size_t stop = std::min(2 * end, at + kBlock);
+    uint8_t any = 0;
+    for (size_t i = at; i < stop; i++) any |= bytes[i];
+    if (any)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool delta_any_vector(const DeltaLayout& layout, const DeltaVector* v) {
-  const size_t n = layout.tile_count();
-  for (size_t t = 0; t < n; t++)
-    if (delta_vector_set(v[t]))
-      return true;
-  return false;
+  return any_set(v, 0, layout.tile_count());
 }
 
 void delta_global_vectors(const DeltaLayout& layout, const DeltaVector* v,
@@ -51,7 +64,7 @@ void delta_global_vectors(const DeltaLayout& layout, const DeltaVector* v,
   for (int i = 0; i < kMaxPlanes; i++) global[i] = DeltaVector{};
   for (int i = 0; i < layout.n_planes; i++) {
     const size_t begin = layout.first_tile[i], end = begin + layout.planes[i].tile_count();
-    if (std::none_of(v + begin, v + end, delta_vector_set))
+    if (!any_set(v, begin, end))
       continue;
     count.assign(kSide * kSide, 0u);
     first.resize(kSide * kSide);
