@@ -4,6 +4,7 @@
 // against the CPU's. The stream-level tests of both formats are in
 // test_delta_codec.cpp.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -723,7 +724,8 @@ TEST_P(DeltaV4Cuda, DecodingEqualsTheCpu) {
 }
 
 // The GPU coder writes the CPU coder's bytes from the same modes and
-// symbols, and the GPU decoder decodes them (and damaged copies) as the CPU
+// symbols (also with its lanes left apart in pinned memory that starts too
+// small), and the GPU decoder decodes them (and damaged copies) as the CPU
 // decoder does: keyframes, delta frames with tables reused or not, frames whose
 // lanes are all absent, streams with intra refresh (no reuse), every plane
 // layout, odd sizes and many lanes; and it refuses what the CPU refuses.
@@ -743,7 +745,7 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
       const DeltaLayout l = layout_of(desc);
       const auto clip = make_clip(desc, 7, 5 + threshold);
       std::unique_ptr<DeltaTileEntropy> cpu, cpu_dec, gpu_tables;
-      std::unique_ptr<DeltaTileEntropyCuda> gpu;
+      std::unique_ptr<DeltaTileEntropyCuda> gpu, gpu_small;
       // The decoder with its tables where the device keeps them (shared
       // memory on sm_80 and sm_90) and in global memory.
       std::unique_ptr<DeltaTileDecoderCuda> gpu_decs[2];
@@ -752,6 +754,9 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
       ASSERT_TRUE(DeltaTileEntropy::create(l, &gpu_tables).is_ok());
       const Status made = DeltaTileEntropyCuda::create(l, &gpu);
       ASSERT_TRUE(made.is_ok()) << made.message();
+      // A coder whose pinned room for the coded frame starts at 16 bytes:
+      // frames that do not fit come down by a copy, and the room grows.
+      ASSERT_TRUE(DeltaTileEntropyCuda::create(l, &gpu_small, 16).is_ok());
       ASSERT_TRUE(DeltaTileDecoderCuda::create(l, &gpu_decs[0]).is_ok());
       ASSERT_TRUE(DeltaTileDecoderCuda::create(l, &gpu_decs[1], true).is_ok());
       std::unique_ptr<DeltaTileEntropy> gpu_tables_global;
@@ -780,6 +785,25 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
         ASSERT_TRUE(s.is_ok()) << s.message();
         EXPECT_EQ(a, b) << format_info(f).name << " " << size.first << "x" << size.second
                         << " frame " << n << " (" << a.size() << " vs " << b.size() << " bytes)";
+        {  // The same in two steps, the lanes left apart with their CRC.
+          std::vector<uint8_t> head;
+          DeltaPayloadTail lanes;
+          ASSERT_TRUE(gpu_small
+                          ->count(quantiser, key, sym_dev.bytes(), mode_dev.bytes(), stream.get())
+                          .is_ok());
+          ASSERT_TRUE(gpu_small->wait(stream.get()).is_ok());
+          const Status c =
+              gpu_small->code(quantiser, key, stream.get(), &head, reuse, &lanes, true);
+          ASSERT_TRUE(c.is_ok()) << c.message();
+          ASSERT_EQ(head.size() + lanes.bytes, a.size()) << "frame " << n;
+          EXPECT_TRUE(std::equal(head.begin(), head.end(), a.begin())) << "frame " << n;
+          if (lanes.bytes > 0) {
+            ASSERT_NE(lanes.apart, nullptr);
+            EXPECT_TRUE(std::equal(lanes.apart, lanes.apart + lanes.bytes, a.begin() + head.size()))
+                << "frame " << n;
+            EXPECT_EQ(lanes.crc, crc32(0, lanes.apart, static_cast<uInt>(lanes.bytes)));
+          }
+        }
         // The GPU decoder decodes it as the CPU decoder does; frames that
         // reuse no table also with one byte flipped (the same verdict and
         // message).

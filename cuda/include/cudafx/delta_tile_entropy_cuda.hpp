@@ -11,10 +11,11 @@
 //  3. a kernel codes every lane (a thread a lane: a lane is one rANS
 //     stream, sequential by nature) backwards into its room, with the host's
 //     rANS arithmetic (rans.hpp), its bytes stored a word at a time;
-//  4. the stream sizes go to the host for the lane directory, a kernel packs
-//     the streams one after another and they come down (into the packet, or
-//     left in pinned memory for the caller: DeltaPacketParts).
-// Three waits on the stream a frame (after 1, 3 and 4); the first is the
+//  4. the stream sizes are summed into their places on the device, a kernel
+//     packs the streams one after another and another writes them to pinned
+//     memory (into the packet after the wait, or left there for the caller:
+//     DeltaPacketParts); the sizes come down for the lane directory.
+// Two waits on the stream a frame (after 1 and 4); the first is the
 // caller's when it splits encode() into count() and code() (the CUDA encoder
 // does, to bring its modes and checksum back in the same wait).
 #pragma once
@@ -33,9 +34,12 @@ namespace cudafx {
 
 class DeltaTileEntropyCuda {
  public:
-  // In the CUDA context current at creation; allocates everything here but
-  // the host buffer of the packed streams, which grows to the largest frame.
-  static Status create(const DeltaLayout& layout, std::unique_ptr<DeltaTileEntropyCuda>* out);
+  // In the CUDA context current at creation; allocates everything here.
+  // The pinned buffer the coded frame comes down to starts at a quarter of
+  // a frame's bytes, or `host_capacity` (tests), and grows to the largest
+  // frame.
+  static Status create(const DeltaLayout& layout, std::unique_ptr<DeltaTileEntropyCuda>* out,
+                       size_t host_capacity = 0);
   ~DeltaTileEntropyCuda();
 
   // As DeltaTileEntropy: forgets the previous frame's tables.
@@ -73,7 +77,7 @@ class DeltaTileEntropyCuda {
   bool counted_keyframe_ = false;
   DeviceBuffer lanes_dev_, pairs_dev_, pair_count_dev_, histogram_dev_, coding_dev_, room_dev_,
       sizes_dev_, offsets_dev_, packed_dev_, piece_crc_dev_;
-  PinnedBuffer histogram_host_, coding_host_, sizes_host_, offsets_host_, packed_host_,
+  PinnedBuffer histogram_host_, coding_host_, sizes_host_, total_host_, packed_host_,
       piece_crc_host_;
 };
 
@@ -160,14 +164,24 @@ Status delta_lanes_decode_cuda(const DeltaLayout& layout, const DeltaLaneDevice*
                                const uint8_t* tables, bool shared_tables, bool keyframe, int range,
                                uint8_t* symbols, uint8_t* modes, uint32_t* verdict,
                                StreamHandle stream);
-// The CRC-32 (zlib's) of each kDeltaCrcPieceBytes piece of `size` bytes at
-// `data` (device memory; the last piece may be shorter), into crcs.
-constexpr size_t kDeltaCrcPieceBytes = 4096;
-Status delta_crc_pieces_cuda(const uint8_t* data, size_t size, uint32_t* crcs,
-                             StreamHandle stream);
-// Step 4: the streams one after another, lane li's at offsets[li].
+// Step 4: where each lane's stream goes in the packed frame (offsets[li],
+// the sizes before it summed) and the total (offsets[n_lanes]); n_lanes + 1
+// entries. One block: a few microseconds.
+Status delta_lanes_offsets_cuda(const uint32_t* sizes, size_t n_lanes, uint32_t* offsets,
+                                StreamHandle stream);
+// Step 5: the streams one after another, lane li's at offsets[li], into
+// `packed` (device memory), and the first min(total, host_capacity) bytes
+// into `host` (pinned memory, written by a kernel: the host does not know
+// the total before it waits, so no copy could be queued for it). Both
+// 16-byte aligned.
 Status delta_lanes_pack_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint8_t* room,
                              const uint32_t* sizes, const uint32_t* offsets, uint8_t* packed,
-                             StreamHandle stream);
+                             uint8_t* host, size_t host_capacity, StreamHandle stream);
+// The CRC-32 (zlib's) of each kDeltaCrcPieceBytes piece of the *size bytes
+// (device memory, at most max_size) at `data` (device memory; the last
+// piece may be shorter), into crcs (room for max_size's pieces).
+constexpr size_t kDeltaCrcPieceBytes = 4096;
+Status delta_crc_pieces_cuda(const uint8_t* data, const uint32_t* size, size_t max_size,
+                             uint32_t* crcs, StreamHandle stream);
 
 }  // namespace cudafx

@@ -48,11 +48,14 @@ Status delta_lanes_decode_cuda(const DeltaLayout&, const DeltaLaneDevice*, size_
                                uint8_t*, uint8_t*, uint32_t*, StreamHandle) {
   return no_cuda();
 }
-Status delta_crc_pieces_cuda(const uint8_t*, size_t, uint32_t*, StreamHandle) {
+Status delta_crc_pieces_cuda(const uint8_t*, const uint32_t*, size_t, uint32_t*, StreamHandle) {
+  return no_cuda();
+}
+Status delta_lanes_offsets_cuda(const uint32_t*, size_t, uint32_t*, StreamHandle) {
   return no_cuda();
 }
 Status delta_lanes_pack_cuda(const DeltaLaneDevice*, size_t, const uint8_t*, const uint32_t*,
-                             const uint32_t*, uint8_t*, StreamHandle) {
+                             const uint32_t*, uint8_t*, uint8_t*, size_t, StreamHandle) {
   return no_cuda();
 }
 

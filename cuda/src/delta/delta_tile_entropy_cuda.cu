@@ -246,6 +246,48 @@ __global__ void __launch_bounds__(32) lanes_code(const DeltaLaneDevice* __restri
   sizes[li] = static_cast<uint32_t>(end - writer.finish());
 }
 
+// One block: where each lane's stream goes in the packed frame (the sizes
+// before it summed) and, at offsets[n], the total.
+constexpr int kScanThreads = 1024;
+__global__ void __launch_bounds__(kScanThreads)
+    lanes_offsets(const uint32_t* __restrict__ sizes, unsigned n, uint32_t* __restrict__ offsets) {
+  __shared__ uint32_t warp_total[kScanThreads / 32];
+  const unsigned per = (n + kScanThreads - 1) / kScanThreads;
+  const unsigned begin = min(n, threadIdx.x * per), end = min(n, begin + per);
+  uint32_t sum = 0;
+  for (unsigned i = begin; i < end; i++) sum += sizes[i];
+  // The threads' sums scanned: within each warp, then the warps' totals.
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  uint32_t inclusive = sum;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const uint32_t v = __shfl_up_sync(kFull, inclusive, d);
+    if (lane >= static_cast<unsigned>(d))
+      inclusive += v;
+  }
+  if (lane == 31)
+    warp_total[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    uint32_t t = warp_total[lane];
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const uint32_t v = __shfl_up_sync(kFull, t, d);
+      if (lane >= static_cast<unsigned>(d))
+        t += v;
+    }
+    warp_total[lane] = t;  // inclusive
+  }
+  __syncthreads();
+  uint32_t before = inclusive - sum + (warp > 0 ? warp_total[warp - 1] : 0u);
+  for (unsigned i = begin; i < end; i++) {
+    offsets[i] = before;
+    before += sizes[i];
+  }
+  if (threadIdx.x == kScanThreads - 1)
+    offsets[n] = warp_total[kScanThreads / 32 - 1];
+}
+
 // A warp a lane: its stream copied to its place.
 __global__ void lanes_pack(const DeltaLaneDevice* lanes, unsigned n_lanes, const uint8_t* room,
                            const uint32_t* sizes, const uint32_t* offsets, uint8_t* packed) {
@@ -259,12 +301,28 @@ __global__ void lanes_pack(const DeltaLaneDevice* lanes, unsigned n_lanes, const
     to[i] = from[i];
 }
 
+// The packed frame's first min(*total, capacity) bytes into pinned host
+// memory, 16 bytes a store (both buffers are 16-byte aligned).
+__global__ void copy_out(const uint8_t* __restrict__ packed, const uint32_t* __restrict__ total,
+                         size_t capacity, uint8_t* __restrict__ host) {
+  const size_t n = min(static_cast<size_t>(*total), capacity);
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  const size_t first = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  for (size_t i = first; i < n / 16; i += stride)
+    reinterpret_cast<uint4*>(host)[i] = reinterpret_cast<const uint4*>(packed)[i];
+  for (size_t i = n / 16 * 16 + first; i < n; i += stride)
+    host[i] = packed[i];
+}
+
 // A thread a piece: zlib's CRC-32 eight bytes a step ("slicing by 8": the
 // eight tables in shared memory, built by each block from the polynomial).
 constexpr int kCrcThreads = 64;
 __global__ void __launch_bounds__(kCrcThreads)
-    crc_pieces(const uint8_t* __restrict__ data, size_t size, uint32_t* __restrict__ crcs) {
+    crc_pieces(const uint8_t* __restrict__ data, const uint32_t* __restrict__ total,
+               uint32_t* __restrict__ crcs) {
   __shared__ uint32_t table[8][256];
+  if (blockIdx.x * static_cast<size_t>(blockDim.x) * kDeltaCrcPieceBytes >= *total)
+    return;  // the whole block is past the end (launched for the largest frame)
   for (int i = threadIdx.x; i < 256; i += blockDim.x) {
     uint32_t c = static_cast<uint32_t>(i);
     for (int k = 0; k < 8; k++)
@@ -278,7 +336,7 @@ __global__ void __launch_bounds__(kCrcThreads)
     __syncthreads();
   }
   const size_t piece = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  const size_t at = piece * kDeltaCrcPieceBytes;
+  const size_t at = piece * kDeltaCrcPieceBytes, size = *total;
   if (at >= size)
     return;
   const size_t n = min(kDeltaCrcPieceBytes, size - at);
@@ -673,25 +731,40 @@ Status delta_lanes_decode_cuda(const DeltaLayout& layout, const DeltaLaneDevice*
   return Status::ok();
 }
 
-Status delta_crc_pieces_cuda(const uint8_t* data, size_t size, uint32_t* crcs,
-                             StreamHandle stream) {
-  if (size == 0)
-    return Status::ok();
-  if (reinterpret_cast<uintptr_t>(data) & 7)
-    return Status::invalid("delta CRC pieces: the data must be 8-byte aligned");
-  const size_t pieces = (size + kDeltaCrcPieceBytes - 1) / kDeltaCrcPieceBytes;
-  crc_pieces<<<blocks(pieces, kCrcThreads), kCrcThreads, 0, stream>>>(data, size, crcs);
+Status delta_lanes_offsets_cuda(const uint32_t* sizes, size_t n_lanes, uint32_t* offsets,
+                                StreamHandle stream) {
+  if (n_lanes > 0xffffffffu)
+    return Status::invalid("delta lane offsets: too many lanes");
+  lanes_offsets<<<1, kScanThreads, 0, stream>>>(sizes, static_cast<unsigned>(n_lanes), offsets);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
 
 Status delta_lanes_pack_cuda(const DeltaLaneDevice* lanes, size_t n_lanes, const uint8_t* room,
                              const uint32_t* sizes, const uint32_t* offsets, uint8_t* packed,
-                             StreamHandle stream) {
+                             uint8_t* host, size_t host_capacity, StreamHandle stream) {
   if (n_lanes == 0)
     return Status::ok();
+  if ((reinterpret_cast<uintptr_t>(packed) | reinterpret_cast<uintptr_t>(host)) & 15)
+    return Status::invalid("delta lane packing: buffers must be 16-byte aligned");
   lanes_pack<<<blocks(n_lanes, 8), 256, 0, stream>>>(lanes, static_cast<unsigned>(n_lanes), room,
                                                      sizes, offsets, packed);
+  CUDAFX_CUDA_TRY(cudaGetLastError());
+  if (host_capacity > 0) {
+    copy_out<<<264, 256, 0, stream>>>(packed, offsets + n_lanes, host_capacity, host);
+    CUDAFX_CUDA_TRY(cudaGetLastError());
+  }
+  return Status::ok();
+}
+
+Status delta_crc_pieces_cuda(const uint8_t* data, const uint32_t* size, size_t max_size,
+                             uint32_t* crcs, StreamHandle stream) {
+  if (max_size == 0)
+    return Status::ok();
+  if (reinterpret_cast<uintptr_t>(data) & 7)
+    return Status::invalid("delta CRC pieces: the data must be 8-byte aligned");
+  const size_t pieces = (max_size + kDeltaCrcPieceBytes - 1) / kDeltaCrcPieceBytes;
+  crc_pieces<<<blocks(pieces, kCrcThreads), kCrcThreads, 0, stream>>>(data, size, crcs);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
