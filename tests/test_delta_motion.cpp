@@ -206,8 +206,6 @@ TEST(DeltaMotionMath, GlobalVectorsAreEachPlanesMostFrequent) {
   EXPECT_TRUE(delta_any_vector(l, v.data()));
 }
 
-// The section reads back what was written, and refuses every violation of
-// the format by name.
 // The bit writer (a word at a time) writes what the format's definition
 // says bit by bit (docs/delta-format.md: bit i is bit i mod 8 of byte i / 8,
 // fields least significant bit first), and the reader reads it back.
@@ -256,6 +254,8 @@ TEST(DeltaBitStream, WriterFollowsTheBitByBitDefinition) {
   }
 }
 
+// The section reads back what was written, and refuses every violation of
+// the format by name.
 TEST(DeltaMotionSection, RoundTripsAndRefusesWhatTheFormatForbids) {
   const DeltaLayout l = layout_of({PixelFormat::I420, 333, 211});
   std::mt19937 rng(5);

@@ -213,8 +213,6 @@ TEST(DeltaV4Tiles, ModesFollowTheContentAndDecodeToTheEncodersReference) {
   for (uint8_t m : modes) EXPECT_EQ(m, kDeltaSpatial);
 }
 
-// Lanes: up to 8 tiles of one tile row of one plane, in plane, row, column
-// order.
 // delta_coded_symbols counts the bytes of every tile not skipped (mode 0,
 // kDeltaSkip), the narrow and short edge tiles included (against a
 // tile-by-tile count).
@@ -245,6 +243,8 @@ TEST(DeltaV4Tiles, CodedSymbolsCountEveryTileNotSkipped) {
   }
 }
 
+// Lanes: up to 8 tiles of one tile row of one plane, in plane, row, column
+// order.
 TEST(DeltaV4Entropy, LanesFollowTheFormat) {
   const DeltaLayout l = layout_of({PixelFormat::I420, 1100, 40});  // Y: 1100 bytes = 18 tiles
   const auto lanes = delta_lanes(l);
@@ -859,6 +859,71 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
         EXPECT_EQ(ca.message(), cb.message());
       }
     }
+  }
+}
+
+// The GPU coder's lane places are the sizes before each lane summed, the
+// total after the last, for lane counts around the one-block scan's 1 024
+// threads (a thread then sums several lanes, as at 2160p: ~4 000); and a
+// frame of more than 1 024 lanes codes to the CPU coder's bytes.
+TEST(DeltaV4CudaCoder, ManyLanesArePlacedAndCodedAsOnTheCpu) {
+  SKIP_WITHOUT_GPU();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  std::mt19937 rng(9);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{31}, size_t{1023}, size_t{1024}, size_t{1025},
+                   size_t{2049}, size_t{4050}}) {
+    std::vector<uint32_t> sizes(std::max<size_t>(n, 1));
+    for (uint32_t& v : sizes) v = rng() % 3 == 0 ? 0u : static_cast<uint32_t>(rng() % 5000);
+    DeviceBuffer sizes_dev, offsets_dev;
+    ASSERT_TRUE(sizes_dev.allocate(sizes.size() * 4).is_ok());
+    ASSERT_TRUE(offsets_dev.allocate((n + 1) * 4).is_ok());
+    ASSERT_TRUE(copy_bytes_async(sizes_dev.get(), sizes.data(), sizes.size() * 4, stream.get())
+                    .is_ok());
+    ASSERT_TRUE(delta_lanes_offsets_cuda(static_cast<const uint32_t*>(sizes_dev.get()), n,
+                                         static_cast<uint32_t*>(offsets_dev.get()), stream.get())
+                    .is_ok());
+    std::vector<uint32_t> got(n + 1, 7);
+    ASSERT_TRUE(copy_bytes_async(got.data(), offsets_dev.get(), (n + 1) * 4, stream.get()).is_ok());
+    ASSERT_TRUE(stream.synchronize().is_ok());
+    uint32_t before = 0;
+    for (size_t i = 0; i < n; i++) {
+      ASSERT_EQ(got[i], before) << "lane " << i << " of " << n;
+      before += sizes[i];
+    }
+    EXPECT_EQ(got[n], before) << "the total of " << n << " lanes";
+  }
+  // 4 096 x 520 RGBA: 32 lanes a tile row, 33 rows, 1 056 lanes.
+  const ImageDesc desc{PixelFormat::RGBA, 4096, 520};
+  const DeltaLayout l = layout_of(desc);
+  std::unique_ptr<DeltaTileEntropy> cpu;
+  std::unique_ptr<DeltaTileEntropyCuda> gpu;
+  ASSERT_TRUE(DeltaTileEntropy::create(l, &cpu).is_ok());
+  ASSERT_TRUE(DeltaTileEntropyCuda::create(l, &gpu).is_ok());
+  ASSERT_GT(cpu->lanes().size(), 1024u);
+  const auto clip = make_clip(desc, 2, 3);
+  HostImage ref(desc);
+  std::vector<uint8_t> sym(l.frame_bytes), mode(l.tile_count());
+  DeviceBuffer sym_dev, mode_dev;
+  ASSERT_TRUE(sym_dev.allocate(l.frame_bytes).is_ok());
+  ASSERT_TRUE(mode_dev.allocate(l.tile_count()).is_ok());
+  for (size_t n = 0; n < clip.size(); n++) {
+    const int q = delta_quantiser_for(4);
+    delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), 4, {n == 0, 0, 0}, sym.data(),
+                           mode.data());
+    ASSERT_TRUE(copy_bytes_async(sym_dev.get(), sym.data(), sym.size(), stream.get()).is_ok());
+    ASSERT_TRUE(copy_bytes_async(mode_dev.get(), mode.data(), mode.size(), stream.get()).is_ok());
+    std::vector<uint8_t> a, head;
+    ASSERT_TRUE(cpu->encode(q, n == 0, sym.data(), mode.data(), &a).is_ok());
+    DeltaPayloadTail lanes;
+    ASSERT_TRUE(gpu->count(q, n == 0, sym_dev.bytes(), mode_dev.bytes(), stream.get()).is_ok());
+    ASSERT_TRUE(gpu->wait(stream.get()).is_ok());
+    ASSERT_TRUE(gpu->code(q, n == 0, stream.get(), &head, true, &lanes, true).is_ok());
+    std::vector<uint8_t> b = head;
+    if (lanes.bytes > 0)
+      b.insert(b.end(), lanes.apart, lanes.apart + lanes.bytes);
+    EXPECT_EQ(a, b) << "frame " << n;
+    EXPECT_EQ(lanes.crc, crc32(0, lanes.apart, static_cast<uInt>(lanes.bytes)));
   }
 }
 
