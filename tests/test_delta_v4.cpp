@@ -70,6 +70,50 @@ void fill_smooth(const HostImage& img, int shift) {
   }
 }
 
+// A frame's symbols and modes on the host and their copies on the device.
+struct FrameSymbols {
+  std::vector<uint8_t> sym, mode;
+  DeviceBuffer sym_dev, mode_dev;
+  Status allocate(const DeltaLayout& l) {
+    sym.assign(l.frame_bytes, 0);
+    mode.assign(l.tile_count(), 0);
+    const Status s = sym_dev.allocate(l.frame_bytes);
+    return s.is_ok() ? mode_dev.allocate(l.tile_count()) : s;
+  }
+  // The host's symbols and modes to the device, queued on `stream`.
+  Status upload(StreamHandle stream) {
+    const Status s = copy_bytes_async(sym_dev.get(), sym.data(), sym.size(), stream);
+    return s.is_ok() ? copy_bytes_async(mode_dev.get(), mode.data(), mode.size(), stream) : s;
+  }
+};
+
+// The GPU coder's packet for the uploaded `f` with its lanes left apart in
+// pinned memory (count, wait, code) is `expected` byte for byte, head then
+// lanes, and the lanes' CRC is zlib's.
+::testing::AssertionResult codes_apart_as(DeltaTileEntropyCuda& gpu, int quantiser, bool key,
+                                          bool reuse, const FrameSymbols& f, StreamHandle stream,
+                                          const std::vector<uint8_t>& expected) {
+  std::vector<uint8_t> packet;
+  DeltaPayloadTail lanes;
+  Status s = gpu.count(quantiser, key, f.sym_dev.bytes(), f.mode_dev.bytes(), stream);
+  if (s.is_ok())
+    s = gpu.wait(stream);
+  if (s.is_ok())
+    s = gpu.code(quantiser, key, stream, &packet, reuse, &lanes, true);
+  if (!s.is_ok())
+    return ::testing::AssertionFailure() << s.message();
+  if (lanes.bytes > 0 && !lanes.apart)
+    return ::testing::AssertionFailure() << "the lanes are not apart";
+  if (lanes.bytes > 0)
+    packet.insert(packet.end(), lanes.apart, lanes.apart + lanes.bytes);
+  if (packet != expected)
+    return ::testing::AssertionFailure() << "the packets differ (" << packet.size() << " vs "
+                                         << expected.size() << " bytes)";
+  if (lanes.crc != crc32(0, lanes.apart, static_cast<uInt>(lanes.bytes)))
+    return ::testing::AssertionFailure() << "the lanes' CRC is not zlib's";
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace
 
 // The guarantee of the format: for every threshold T, prediction and source
@@ -695,19 +739,16 @@ TEST_P(DeltaV4Cuda, DecodingEqualsTheCpu) {
       const auto clip = make_clip(desc, 3, 9 + threshold);
       HostImage enc_ref(desc), cpu_ref(desc);
       testing_support::DeviceImage gpu_ref(desc, 7);
-      DeviceBuffer sym_dev, mode_dev;
-      ASSERT_TRUE(sym_dev.allocate(l.frame_bytes).is_ok());
-      ASSERT_TRUE(mode_dev.allocate(l.tile_count()).is_ok());
+      FrameSymbols syms;
+      ASSERT_TRUE(syms.allocate(l).is_ok());
+      auto& [sym, mode, sym_dev, mode_dev] = syms;
       ASSERT_TRUE(gpu_ref.upload(cpu_ref.view(), stream.get()).is_ok());
-      std::vector<uint8_t> sym(l.frame_bytes), mode(l.tile_count());
       for (size_t n = 0; n < clip.size(); n++) {
         delta_tiles_encode_cpu(l, clip[n].view(), enc_ref.view(), threshold, {n == 0, 0, 0},
                                sym.data(), mode.data());
         delta_tiles_decode_cpu(l, sym.data(), mode.data(), delta_quantiser_for(threshold),
                                cpu_ref.view());
-        ASSERT_TRUE(copy_bytes_async(sym_dev.get(), sym.data(), sym.size(), stream.get()).is_ok());
-        ASSERT_TRUE(
-            copy_bytes_async(mode_dev.get(), mode.data(), mode.size(), stream.get()).is_ok());
+        ASSERT_TRUE(syms.upload(stream.get()).is_ok());
         const Status s = delta_tiles_decode_cuda(l, sym_dev.bytes(), mode_dev.bytes(),
                                                  delta_quantiser_for(threshold), gpu_ref.view(),
                                                  stream.get());
@@ -764,19 +805,16 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
       PinnedBuffer modes_host;
       ASSERT_TRUE(modes_host.allocate(l.tile_count()).is_ok());
       HostImage ref(desc);
-      std::vector<uint8_t> sym(l.frame_bytes), mode(l.tile_count());
-      DeviceBuffer sym_dev, mode_dev;
-      ASSERT_TRUE(sym_dev.allocate(l.frame_bytes).is_ok());
-      ASSERT_TRUE(mode_dev.allocate(l.tile_count()).is_ok());
+      FrameSymbols syms;
+      ASSERT_TRUE(syms.allocate(l).is_ok());
+      auto& [sym, mode, sym_dev, mode_dev] = syms;
       for (size_t n = 0; n < clip.size(); n++) {
         const bool key = n == 0 || n == 4;
         // Frame 3 repeats frame 2: every tile skipped, every lane absent.
         const HostImage& frame = clip[n == 3 ? 2 : n];
         delta_tiles_encode_cpu(l, frame.view(), ref.view(), threshold, {key, 0, 0}, sym.data(),
                                mode.data());
-        ASSERT_TRUE(copy_bytes_async(sym_dev.get(), sym.data(), sym.size(), stream.get()).is_ok());
-        ASSERT_TRUE(
-            copy_bytes_async(mode_dev.get(), mode.data(), mode.size(), stream.get()).is_ok());
+        ASSERT_TRUE(syms.upload(stream.get()).is_ok());
         const bool reuse = n < 5;  // then as a stream with intra refresh
         std::vector<uint8_t> a, b;
         ASSERT_TRUE(cpu->encode(quantiser, key, sym.data(), mode.data(), &a, reuse).is_ok());
@@ -785,25 +823,9 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
         ASSERT_TRUE(s.is_ok()) << s.message();
         EXPECT_EQ(a, b) << format_info(f).name << " " << size.first << "x" << size.second
                         << " frame " << n << " (" << a.size() << " vs " << b.size() << " bytes)";
-        {  // The same in two steps, the lanes left apart with their CRC.
-          std::vector<uint8_t> head;
-          DeltaPayloadTail lanes;
-          ASSERT_TRUE(gpu_small
-                          ->count(quantiser, key, sym_dev.bytes(), mode_dev.bytes(), stream.get())
-                          .is_ok());
-          ASSERT_TRUE(gpu_small->wait(stream.get()).is_ok());
-          const Status c =
-              gpu_small->code(quantiser, key, stream.get(), &head, reuse, &lanes, true);
-          ASSERT_TRUE(c.is_ok()) << c.message();
-          ASSERT_EQ(head.size() + lanes.bytes, a.size()) << "frame " << n;
-          EXPECT_TRUE(std::equal(head.begin(), head.end(), a.begin())) << "frame " << n;
-          if (lanes.bytes > 0) {
-            ASSERT_NE(lanes.apart, nullptr);
-            EXPECT_TRUE(std::equal(lanes.apart, lanes.apart + lanes.bytes, a.begin() + head.size()))
-                << "frame " << n;
-            EXPECT_EQ(lanes.crc, crc32(0, lanes.apart, static_cast<uInt>(lanes.bytes)));
-          }
-        }
+        // The same in two steps, the lanes left apart with their CRC.
+        EXPECT_TRUE(codes_apart_as(*gpu_small, quantiser, key, reuse, syms, stream.get(), a))
+            << "frame " << n;
         // The GPU decoder decodes it as the CPU decoder does; frames that
         // reuse no table also with one byte flipped (the same verdict and
         // message).
@@ -848,9 +870,7 @@ TEST_P(DeltaV4Cuda, CoderEqualsTheCpu) {
         std::fill(mode.begin(), mode.end(), static_cast<uint8_t>(kDeltaSpatial));
         sym[0] = 255;
         sym[1] = 255;
-        ASSERT_TRUE(copy_bytes_async(sym_dev.get(), sym.data(), sym.size(), stream.get()).is_ok());
-        ASSERT_TRUE(
-            copy_bytes_async(mode_dev.get(), mode.data(), mode.size(), stream.get()).is_ok());
+        ASSERT_TRUE(syms.upload(stream.get()).is_ok());
         std::vector<uint8_t> a, b;
         const Status ca = cpu->encode(quantiser, false, sym.data(), mode.data(), &a);
         const Status cb =
@@ -903,27 +923,16 @@ TEST(DeltaV4CudaCoder, ManyLanesArePlacedAndCodedAsOnTheCpu) {
   ASSERT_GT(cpu->lanes().size(), 1024u);
   const auto clip = make_clip(desc, 2, 3);
   HostImage ref(desc);
-  std::vector<uint8_t> sym(l.frame_bytes), mode(l.tile_count());
-  DeviceBuffer sym_dev, mode_dev;
-  ASSERT_TRUE(sym_dev.allocate(l.frame_bytes).is_ok());
-  ASSERT_TRUE(mode_dev.allocate(l.tile_count()).is_ok());
+  FrameSymbols syms;
+  ASSERT_TRUE(syms.allocate(l).is_ok());
   for (size_t n = 0; n < clip.size(); n++) {
     const int q = delta_quantiser_for(4);
-    delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), 4, {n == 0, 0, 0}, sym.data(),
-                           mode.data());
-    ASSERT_TRUE(copy_bytes_async(sym_dev.get(), sym.data(), sym.size(), stream.get()).is_ok());
-    ASSERT_TRUE(copy_bytes_async(mode_dev.get(), mode.data(), mode.size(), stream.get()).is_ok());
-    std::vector<uint8_t> a, head;
-    ASSERT_TRUE(cpu->encode(q, n == 0, sym.data(), mode.data(), &a).is_ok());
-    DeltaPayloadTail lanes;
-    ASSERT_TRUE(gpu->count(q, n == 0, sym_dev.bytes(), mode_dev.bytes(), stream.get()).is_ok());
-    ASSERT_TRUE(gpu->wait(stream.get()).is_ok());
-    ASSERT_TRUE(gpu->code(q, n == 0, stream.get(), &head, true, &lanes, true).is_ok());
-    std::vector<uint8_t> b = head;
-    if (lanes.bytes > 0)
-      b.insert(b.end(), lanes.apart, lanes.apart + lanes.bytes);
-    EXPECT_EQ(a, b) << "frame " << n;
-    EXPECT_EQ(lanes.crc, crc32(0, lanes.apart, static_cast<uInt>(lanes.bytes)));
+    delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), 4, {n == 0, 0, 0}, syms.sym.data(),
+                           syms.mode.data());
+    ASSERT_TRUE(syms.upload(stream.get()).is_ok());
+    std::vector<uint8_t> a;
+    ASSERT_TRUE(cpu->encode(q, n == 0, syms.sym.data(), syms.mode.data(), &a).is_ok());
+    EXPECT_TRUE(codes_apart_as(*gpu, q, n == 0, true, syms, stream.get(), a)) << "frame " << n;
   }
 }
 
