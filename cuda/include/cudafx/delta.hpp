@@ -201,6 +201,10 @@ struct DeltaPayloadTail {
   // the same.
   const uint8_t* apart = nullptr;
 };
+// The payload's bytes that follow the packet vector instead of being in it.
+inline size_t delta_bytes_apart(const DeltaPayloadTail* tail) {
+  return tail && tail->apart ? tail->bytes : 0;
+}
 // `tail`, when given, is read after `code` has run (the coder fills it).
 Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info, size_t coded,
                              const DeltaVector* vectors, const DeltaV4Coder& code,

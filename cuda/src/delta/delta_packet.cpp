@@ -87,9 +87,9 @@ bool bitmap_padding_clear(const DeltaLayout& l, const uint8_t* bitmaps) {
 void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int version,
                   DeltaCompression comp, size_t raw_size, std::vector<uint8_t>* packet,
                   const DeltaPayloadTail* tail = nullptr) {
-  const bool apart = tail && tail->apart;
+  const size_t apart = delta_bytes_apart(tail);
   const size_t in_vector = packet->size() - kDeltaHeaderSize;
-  const size_t payload = in_vector + (apart ? tail->bytes : 0);
+  const size_t payload = in_vector + apart;
   const size_t tail_bytes = tail ? std::min(tail->bytes, payload) : 0;
   // Format 4 has one coding: its compression bits stay 0.
   const uint8_t comp_bits = version == kDeltaVersion3 ? static_cast<uint8_t>(comp) : 0;
@@ -106,7 +106,7 @@ void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int ve
   put32(h + 16, info.counter);
   put32(h + 20, static_cast<uint32_t>(raw_size));
   put32(h + 24, static_cast<uint32_t>(payload));
-  uint32_t payload_crc = crc(h + kDeltaHeaderSize, apart ? in_vector : payload - tail_bytes);
+  uint32_t payload_crc = crc(h + kDeltaHeaderSize, payload - tail_bytes);
   if (tail_bytes)
     payload_crc = static_cast<uint32_t>(
         crc32_combine(payload_crc, tail->crc, static_cast<z_off_t>(tail_bytes)));
@@ -137,8 +137,7 @@ Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& f
   if (info.motion)
     write_delta_vectors(layout, vectors, packet);
   CUDAFX_TRY(code(quantiser, info.keyframe, !info.refresh, packet));
-  const size_t apart = tail && tail->apart ? tail->bytes : 0;
-  if (packet->size() - kDeltaHeaderSize + apart > 0xffffffffu)
+  if (packet->size() - kDeltaHeaderSize + delta_bytes_apart(tail) > 0xffffffffu)
     return Status::invalid("delta packet: payload larger than the format allows");
   write_header(layout, info, kDeltaVersion, DeltaCompression::Predictive, coded, packet, tail);
   return Status::ok();

@@ -63,7 +63,7 @@ Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettin
   CUDAFX_TRY(write_delta_packet_v4(layout, info_of(s, key, counter, recon_checksum), coded,
                                    vectors, code, packet, tail));
   fill_stats(layout, key, coded, coded,
-             packet->size() + (tail && tail->apart ? tail->bytes : 0), stats);
+             packet->size() + delta_bytes_apart(tail), stats);
   if (stats) {
     stats->moved_tiles = 0;
     for (size_t t = 0; vectors && t < layout.tile_count(); t++)
