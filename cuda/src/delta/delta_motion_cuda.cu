@@ -87,36 +87,50 @@ __device__ __noinline__ int lane_sad_edge(const LaneTile& lt, const TileSite& s,
   return sad;
 }
 
-// The lane's part of the sum of |source - reference moved by (dx, dy)|,
-// compared four bytes at once. A whole tile moved inside the plane (nearly
-// every candidate) takes a word of each of the lane's rows: one load where
-// the moved word is aligned (RGBA always: dx moves whole pixels), two and
-// a funnel shift where it is not, and no per-row tests; any other case
-// lane_sad_edge. Both give the same integer. (ncu, H100, 2160p RGBA: with
-// the general form alone a candidate took ~235 instructions a warp and the
-// search was issue-bound, 0.76 ms a frame; now 0.54.)
-__device__ __forceinline__ int lane_sad(const LaneTile& lt, const TileSite& s, int dx, int dy) {
-  const int c = s.p.pixel_bytes;
+// Whether the whole tile moved by (dx, dy) lies inside the plane (nearly
+// every candidate): then each lane's bytes of a row are one word of the
+// reference (moved_words).
+__device__ __forceinline__ bool moved_inside(const LaneTile& lt, const TileSite& s, int dx,
+                                             int dy) {
+  return lt.whole && lt.px_first + dx >= 0 && lt.px_last + dx <= lt.px_max && s.y0 + dy >= 0 &&
+         s.y0 + kDeltaTileH - 1 + dy <= s.p.height - 1;
+}
+
+// f(k, word) for each of the lane's rows k with its word of the reference
+// moved by (dx, dy), when moved_inside: one load where the moved word is
+// aligned (RGBA always: dx moves whole pixels), two and a funnel shift
+// where it is not; no per-row tests.
+template <class F>
+__device__ __forceinline__ void moved_words(const LaneTile& lt, const TileSite& s, int dx, int dy,
+                                            F&& f) {
   const size_t pp = s.p.prev_pitch;
-  if (lt.whole && lt.px_first + dx >= 0 && lt.px_last + dx <= lt.px_max && s.y0 + dy >= 0 &&
-      s.y0 + kDeltaTileH - 1 + dy <= s.p.height - 1) {
-    const uint8_t* first =
-        lt.prev + static_cast<ptrdiff_t>(dy) * static_cast<ptrdiff_t>(pp) + dx * c;
-    const unsigned shift = static_cast<unsigned>(reinterpret_cast<uintptr_t>(first) & 3);
-    const uint32_t* word = reinterpret_cast<const uint32_t*>(first - shift);
-    const size_t step = 2 * pp / 4;  // pitches are multiples of 4 on the device
+  const uint8_t* first =
+      lt.prev + static_cast<ptrdiff_t>(dy) * static_cast<ptrdiff_t>(pp) + dx * s.p.pixel_bytes;
+  const unsigned shift = static_cast<unsigned>(reinterpret_cast<uintptr_t>(first) & 3);
+  const uint32_t* word = reinterpret_cast<const uint32_t*>(first - shift);
+  const size_t step = 2 * pp / 4;  // pitches are multiples of 4 on the device
+  if (shift == 0) {
+#pragma unroll
+    for (int k = 0; k < kRowsPerLane; k++)
+      f(k, word[k * step]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kRowsPerLane; k++)
+      f(k, __funnelshift_r(word[k * step], word[k * step + 1], 8 * shift));
+  }
+}
+
+// The lane's part of the sum of |source - reference moved by (dx, dy)|,
+// compared four bytes at once; a tile the plane's edge cuts or one moved
+// past it takes lane_sad_edge. Both give the same integer. (ncu, H100, 2160p RGBA: with the general form alone a
+// candidate took ~235 instructions a warp and the search was issue-bound,
+// 0.76 ms a frame; then 0.54.)
+__device__ __forceinline__ int lane_sad(const LaneTile& lt, const TileSite& s, int dx, int dy) {
+  if (moved_inside(lt, s, dx, dy)) {
     unsigned sad = 0;
-    if (shift == 0) {
-#pragma unroll
-      for (int k = 0; k < kRowsPerLane; k++)
-        sad = __dp4a(__vabsdiffu4(lt.cur[k], word[k * step]), 0x01010101u, sad);
-    } else {
-#pragma unroll
-      for (int k = 0; k < kRowsPerLane; k++) {
-        const uint32_t moved = __funnelshift_r(word[k * step], word[k * step + 1], 8 * shift);
-        sad = __dp4a(__vabsdiffu4(lt.cur[k], moved), 0x01010101u, sad);
-      }
-    }
+    moved_words(lt, s, dx, dy, [&](int k, uint32_t moved) {
+      sad = __dp4a(__vabsdiffu4(lt.cur[k], moved), 0x01010101u, sad);
+    });
     return static_cast<int>(sad);
   }
   return lane_sad_edge(lt, s, dx, dy);
@@ -124,12 +138,27 @@ __device__ __forceinline__ int lane_sad(const LaneTile& lt, const TileSite& s, i
 
 // The lane's part of the cost (delta_symbol_cost of the encoder's symbols)
 // of coding the tile predicted from the reference moved by (dx, dy), and
-// whether any of its symbols is not 0.
+// whether any of its symbols is not 0. Inside the plane from words (the
+// general form, a byte at a time with clamped coordinates, was a quarter
+// of the search's instructions: it runs for every tile).
 template <class Q>
 __device__ __forceinline__ int lane_cost(const LaneTile& lt, const TileSite& s, int dx, int dy,
                                          const Q& q, const uint8_t* cost, bool* any) {
-  const int c = s.p.pixel_bytes, last = s.p.row_bytes / c - 1;
   int total = 0;
+  if (moved_inside(lt, s, dx, dy)) {
+    bool nonzero = false;
+    moved_words(lt, s, dx, dy, [&](int k, uint32_t moved) {
+#pragma unroll
+      for (int b = 0; b < 4; b++) {
+        const int m = delta_fold(q.quantise(byte_of(lt.cur[k], b) - byte_of(moved, b)));
+        total += cost[m];
+        nonzero |= m != 0;
+      }
+    });
+    *any |= nonzero;
+    return total;
+  }
+  const int c = s.p.pixel_bytes, last = s.p.row_bytes / c - 1;
 #pragma unroll
   for (int k = 0; k < kRowsPerLane; k++) {
     if (lt.row0 + 2 * k < s.h) {
