@@ -177,9 +177,13 @@ int main(int argc, char** argv) {
      << "those plus the motion search, the copies back, packing and the entropy stage "
      << "(every tile changes, so every tile is searched), and the same with "
      << "motion-search=false, the packet handed out in two parts as cudadeltaenc takes it "
-     << "(DeltaPacketParts: the coded lanes left in the encoder's pinned memory); *host ms*: "
+     << "(DeltaPacketParts: the coded lanes left in the encoder's pinned memory); *pipelined*: "
+     << "the same encoder through submit(), each frame's entropy coding on a second stream "
+     << "beside the next frame's search and prediction (the same packets, one frame of "
+     << "latency); *host ms*: "
      << "the host CPU "
-     << "time the CUDA encoder takes a frame (all its threads); *CPU encoder*: our CPU "
+     << "time the CUDA encoder takes a frame (all its threads), called one frame at a time and "
+     << "pipelined; *CPU encoder*: our CPU "
      << "backend; *element*: `appsrc ! cudadeltaenc ! fakesink` on pre-made buffers, CUDA "
      << "backend with frames in pinned system memory (the pool the element proposes), the "
      << "same with `overlap=true` (each frame uploaded while the one before is encoded; one "
@@ -190,11 +194,12 @@ int main(int argc, char** argv) {
      << "decoded on the GPU from " << (kDeltaGpuLanesFrom >> 20) << " MB a frame and on the "
      << "host's threads below, the payload applied and checked on the GPU). "
      << "Frames/s.\n\n";
-  md << "| frame | format | kernels cold | kernels hot | CUDA encoder | CUDA encoder, no motion search | host ms | CPU encoder | "
+  md << "| frame | format | kernels cold | kernels hot | CUDA encoder | CUDA encoder, pipelined | "
+     << "CUDA encoder, no motion search | host ms | host ms, pipelined | CPU encoder | "
      << "element CUDA, system memory | element CUDA, system memory, overlap | % pinned | "
      << "element CUDA, CUDA memory | element CPU | CUDA decoder | "
      << "CPU decoder |\n"
-     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   dec_md << "The CUDA decoder (API, as in the table above), format 4, with its lanes forced "
          << "onto the host's threads and onto the GPU (whichever is faster at a frame size "
          << "decides kDeltaGpuLanesFrom); the decoder element on a stream of the CUDA "
@@ -246,8 +251,8 @@ int main(int argc, char** argv) {
         cpu_fps = iters / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       }
     }
-    double kernel_fps = -1, cold_fps = -1, enc_fps = -1, host_ms = -1;
-    Spread enc_spread, still_spread;
+    double kernel_fps = -1, cold_fps = -1, enc_fps = -1, host_ms = -1, piped_host_ms = -1;
+    Spread enc_spread, still_spread, piped_spread;
     if (gpu) {
       CudaStream stream;
       DeviceBuffer da, db;
@@ -319,7 +324,10 @@ int main(int argc, char** argv) {
         // The packets in two parts, as cudadeltaenc takes them (the coded
         // lanes left in the encoder's pinned memory).
         DeltaPacketParts parts;
-        auto run_passes = [&](const DeltaEncodeSettings& settings, double* host) {
+        // `piped`: submit() (a frame's coding beside the next frame's
+        // prediction, one frame of latency), flushed after the passes.
+        auto run_passes = [&](const DeltaEncodeSettings& settings, double* host,
+                              bool piped = false) {
           std::vector<double> passes;
           const double cpu0 = process_cpu_seconds();
           int coded = 0;
@@ -328,7 +336,12 @@ int main(int argc, char** argv) {
             int n = 0;
             double seconds = 0;
             do {
-              (void)enc->encode((n & 1) ? va : vb, settings, stream.get(), &parts);
+              if (piped) {
+                bool got = false;
+                (void)enc->submit((n & 1) ? va : vb, settings, stream.get(), &parts, &got);
+              } else {
+                (void)enc->encode((n & 1) ? va : vb, settings, stream.get(), &parts);
+              }
               n++;
               seconds =
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -337,10 +350,16 @@ int main(int argc, char** argv) {
             coded += n;
           }
           *host = (process_cpu_seconds() - cpu0) * 1e3 / coded;
+          if (piped) {
+            bool got = false;
+            (void)enc->flush(&parts, &got);
+          }
           return spread_of(passes);
         };
         enc_spread = run_passes(s, &host_ms);
         enc_fps = enc_spread.median;
+        if (v4)
+          piped_spread = run_passes(s, &piped_host_ms, true);
         if (v4) {  // format 4 without its motion search (which every changed tile takes)
           DeltaEncodeSettings still = s;
           still.motion_search = false;
@@ -406,8 +425,10 @@ int main(int argc, char** argv) {
     }
     md << "| " << c.name << " | " << (v4 ? "4 (predictive)" : "3 (rans)") << " | "
        << rate(cold_fps) << " | " << rate(kernel_fps) << " | " << spread_cell(enc_spread, "%.0f") << " | "
+       << (v4 && enc_fps > 0 ? spread_cell(piped_spread, "%.0f") : std::string("n/a")) << " | "
        << (v4 && enc_fps > 0 ? spread_cell(still_spread, "%.0f") : std::string("n/a")) << " | "
-       << (host_ms < 0 ? std::string("n/a") : fmt("%.2f", host_ms)) << " | " << rate(cpu_fps) << " | " << rate(el_sys) << " | " << rate(el_overlap) << " | "
+       << (host_ms < 0 ? std::string("n/a") : fmt("%.2f", host_ms)) << " | "
+       << (piped_host_ms < 0 ? std::string("n/a") : fmt("%.2f", piped_host_ms)) << " | " << rate(cpu_fps) << " | " << rate(el_sys) << " | " << rate(el_overlap) << " | "
        << pinned_share(el_overlap, size, facts.h2d_pinned_gbs) << " | " << rate(el_cuda) << " | "
        << rate(el_cpu) << " | " << rate(cuda_dec_fps) << " | " << rate(dec_fps) << " |\n";
     fprintf(stderr, "%s format %d done\n", c.name, v4 ? 4 : 3);

@@ -656,6 +656,58 @@ TEST_P(DeltaCudaEncoder, PacketsEqualTheCpuEncoders) {
   }
 }
 
+// Pipelined encoding is format 4's and does not mix with encode() while a
+// frame is submitted; after flush() the stream goes on with encode(), the
+// packets still the CPU encoder's.
+TEST(DeltaCudaEncoderPipeline, RefusesFormat3AndEncodeWhileAFrameIsSubmitted) {
+  SKIP_WITHOUT_GPU();
+  const ImageDesc desc{PixelFormat::NV12, 333, 211};
+  const auto clip = make_clip(desc, 4, 5);
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  std::unique_ptr<DeltaEncoder> cpu;
+  std::unique_ptr<DeltaEncoderCuda> gpu;
+  ASSERT_TRUE(DeltaEncoder::create(desc, &cpu).is_ok());
+  ASSERT_TRUE(DeltaEncoderCuda::create(desc, &gpu).is_ok());
+  testing_support::DeviceImage in0(desc), in1(desc);
+  DeltaEncodeSettings s;
+  s.threshold = 4;
+  std::vector<std::vector<uint8_t>> want(clip.size());
+  for (size_t n = 0; n < clip.size(); n++)
+    ASSERT_TRUE(cpu->encode(clip[n].view(), s, &want[n]).is_ok());
+  const auto joined = [](const DeltaPacketParts& p) {
+    std::vector<uint8_t> v = p.head;
+    if (p.tail_size > 0)
+      v.insert(v.end(), p.tail, p.tail + p.tail_size);
+    return v;
+  };
+  DeltaPacketParts parts;
+  bool got = true;
+  DeltaEncodeSettings rans = s;
+  rans.compression = DeltaCompression::Rans;
+  ASSERT_TRUE(in0.upload(clip[0].view(), stream.get()).is_ok());
+  Status st = gpu->submit(in0.view(), rans, stream.get(), &parts, &got);
+  EXPECT_EQ(st.message(), "delta encoder: submit() is format 4's (compression=predictive)");
+  EXPECT_FALSE(got);
+  ASSERT_TRUE(gpu->submit(in0.view(), s, stream.get(), &parts, &got).is_ok());
+  EXPECT_FALSE(got);
+  ASSERT_TRUE(in1.upload(clip[1].view(), stream.get()).is_ok());
+  ASSERT_TRUE(gpu->submit(in1.view(), s, stream.get(), &parts, &got).is_ok());
+  ASSERT_TRUE(got);
+  EXPECT_EQ(joined(parts), want[0]);
+  std::vector<uint8_t> pkt;
+  st = gpu->encode(in1.view(), s, stream.get(), &pkt);
+  EXPECT_EQ(st.message(), "delta encoder: encode() with a frame submitted (flush() it first)");
+  ASSERT_TRUE(gpu->flush(&parts, &got).is_ok());
+  ASSERT_TRUE(got);
+  EXPECT_EQ(joined(parts), want[1]);
+  for (size_t n = 2; n < clip.size(); n++) {
+    ASSERT_TRUE(in0.upload(clip[n].view(), stream.get()).is_ok());
+    ASSERT_TRUE(gpu->encode(in0.view(), s, stream.get(), &pkt).is_ok());
+    EXPECT_EQ(pkt, want[n]) << "frame " << n;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(FormatsAndThresholds, DeltaCudaEncoder,
                          ::testing::Combine(::testing::ValuesIn(kFormats),
                                             ::testing::Values(0, 10)),

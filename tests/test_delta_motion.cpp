@@ -479,7 +479,10 @@ TEST(DeltaMotionDecoder, BadVectorsAreCorruptAndNamed) {
 // plane layout, odd sizes (3-byte pixels cut by the tiles, moved tiles
 // across the plane's edges), thresholds 0/4/10, a pan and content where
 // candidates tie and vectors reach far, a keyframe and a frame without
-// search in the middle (the candidates start again after either).
+// search in the middle (the candidates start again after either). The
+// pipelined encoder (submit(): a frame's coding beside the next one's
+// search, each frame's vectors the next one's candidates across its two
+// slots) writes the same packets.
 class DeltaMotionCuda : public ::testing::TestWithParam<int> {};
 
 TEST_P(DeltaMotionCuda, EncoderAndDecoderEqualTheCpu) {
@@ -495,9 +498,28 @@ TEST_P(DeltaMotionCuda, EncoderAndDecoderEqualTheCpu) {
         const auto clip = content == 0 ? panning_clip(desc, 8, 4, 2, 11 + threshold)
                                        : tied_clip(desc, 8);
         std::unique_ptr<DeltaEncoder> cpu;
-        std::unique_ptr<DeltaEncoderCuda> gpu;
+        std::unique_ptr<DeltaEncoderCuda> gpu, piped;
         ASSERT_TRUE(DeltaEncoder::create(desc, &cpu).is_ok());
         ASSERT_TRUE(DeltaEncoderCuda::create(desc, &gpu).is_ok());
+        ASSERT_TRUE(DeltaEncoderCuda::create(desc, &piped).is_ok());
+        // A submitted frame stays unchanged until the next submit() returns.
+        testing_support::DeviceImage piped_in0(desc, 3), piped_in1(desc, 3);
+        testing_support::DeviceImage* piped_in[2] = {&piped_in0, &piped_in1};
+        std::vector<std::vector<uint8_t>> cpu_packets;
+        std::vector<size_t> cpu_moved;
+        size_t piped_next = 0;  // the frame whose packet submit() gives next
+        const auto take_piped = [&](const DeltaPacketParts& parts, const DeltaEncodeStats& st) {
+          std::vector<uint8_t> joined = parts.head;
+          if (parts.tail_size > 0)
+            joined.insert(joined.end(), parts.tail, parts.tail + parts.tail_size);
+          ASSERT_LT(piped_next, cpu_packets.size());
+          EXPECT_EQ(cpu_packets[piped_next], joined)
+              << format_info(f).name << " " << size.first << "x" << size.second
+              << (content ? " tied" : " pan") << " frame " << piped_next << " submitted";
+          EXPECT_EQ(cpu_moved[piped_next], st.moved_tiles);
+          EXPECT_EQ(st.packet_bytes, joined.size());
+          piped_next++;
+        };
         std::unique_ptr<DeltaDecoderCuda> dec_host_lanes, dec_gpu_lanes;
         ASSERT_TRUE(DeltaDecoderCuda::create(desc, stream.get(), &dec_host_lanes).is_ok());
         ASSERT_TRUE(DeltaDecoderCuda::create(desc, stream.get(), &dec_gpu_lanes, 0).is_ok());
@@ -521,6 +543,17 @@ TEST_P(DeltaMotionCuda, EncoderAndDecoderEqualTheCpu) {
           EXPECT_EQ(a, b) << where << " (" << a.size() << " vs " << b.size() << " bytes)";
           EXPECT_EQ(sa.moved_tiles, sb.moved_tiles) << where;
           moved += sa.moved_tiles;
+          cpu_packets.push_back(a);
+          cpu_moved.push_back(sa.moved_tiles);
+          ASSERT_TRUE(piped_in[n % 2]->upload(clip[n].view(), stream.get()).is_ok());
+          DeltaPacketParts parts;
+          DeltaEncodeStats sp;
+          bool got = false;
+          const Status sub = piped->submit(piped_in[n % 2]->view(), s, stream.get(), &parts, &got, &sp);
+          ASSERT_TRUE(sub.is_ok()) << where << ": " << sub.message();
+          EXPECT_EQ(got, n > 0) << where;
+          if (got)
+            take_piped(parts, sp);
           for (DeltaDecoderCuda* dec : {dec_host_lanes.get(), dec_gpu_lanes.get()}) {
             std::string err;
             EXPECT_EQ(dec->decode(a.data(), a.size(), &err), DeltaDecodeResult::Frame)
@@ -532,6 +565,15 @@ TEST_P(DeltaMotionCuda, EncoderAndDecoderEqualTheCpu) {
             EXPECT_TRUE(testing_support::bytes_equal(got.view(), want.view())) << where;
           }
         }
+        DeltaPacketParts last;
+        DeltaEncodeStats sl;
+        bool got = false;
+        ASSERT_TRUE(piped->flush(&last, &got, &sl).is_ok());
+        ASSERT_TRUE(got);
+        take_piped(last, sl);
+        EXPECT_EQ(piped_next, clip.size());
+        ASSERT_TRUE(piped->flush(&last, &got, &sl).is_ok());
+        EXPECT_FALSE(got);  // nothing left
         if (size.first > 64) {
           EXPECT_GT(moved, 0u) << format_info(f).name;
         }

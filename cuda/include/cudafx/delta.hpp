@@ -342,6 +342,20 @@ class DeltaEncoderCuda {
   // and every format-3 packet, is packet->head.
   Status encode(const ImageView& cur, const DeltaEncodeSettings& settings, StreamHandle stream,
                 DeltaPacketParts* packet, DeltaEncodeStats* stats = nullptr);
+  // Pipelined encoding, one frame of latency (as NVENC's asynchronous
+  // mode), format 4 only: submit() queues this frame's prediction stage
+  // (motion search, prediction, checksum, counting) on `stream` and, beside
+  // it on the encoder's own stream, the entropy coding of the frame
+  // submitted before, whose packet it returns (*got false on the first
+  // call); flush() returns the last frame's. The packets are encode()'s,
+  // byte for byte; a frame's coder (0.3 ms of a 2160p frame, one warp an
+  // SM) then runs beside the next frame's search instead of after it.
+  // `cur` is read after submit() returns: keep it unchanged until the next
+  // submit() or flush() has returned, or `stream` has been synchronised.
+  // encode() while a frame is submitted is an error (flush() first).
+  Status submit(const ImageView& cur, const DeltaEncodeSettings& settings, StreamHandle stream,
+                DeltaPacketParts* previous, bool* got, DeltaEncodeStats* stats = nullptr);
+  Status flush(DeltaPacketParts* last, bool* got, DeltaEncodeStats* stats = nullptr);
   const DeltaLayout& layout() const { return layout_; }
   const ImageView& reference() const { return ref_; }  // device memory
 
@@ -350,9 +364,24 @@ class DeltaEncoderCuda {
   Status encode_packet(const ImageView& cur, const DeltaEncodeSettings& settings,
                        StreamHandle stream, std::vector<uint8_t>* packet,
                        DeltaPacketParts* apart, DeltaEncodeStats* stats);
-  Status encode_tiles(const ImageView& cur, const DeltaEncodeSettings& settings, bool keyframe,
-                      StreamHandle stream, std::vector<uint8_t>* packet,
-                      DeltaPacketParts* apart, DeltaEncodeStats* stats);
+  // Format 4 in two stages (encode(): one after the other on the caller's
+  // stream; submit(): frame n's prediction beside frame n - 1's coding).
+  // What the prediction stage hands to the coding stage: the frame's modes,
+  // vectors and checksum in pinned memory, and how it was made.
+  struct Predicted {
+    PinnedBuffer modes, vectors, sum;
+    CudaEvent done;  // recorded after its copies and the coder's count
+    DeltaEncodeSettings settings;
+    bool keyframe = false, search = false;
+    uint32_t counter = 0;
+  };
+  Status predict(const ImageView& cur, const DeltaEncodeSettings& settings, bool keyframe,
+                 int slot, StreamHandle stream);
+  // Waits for slot's prediction; its vectors become the next frame's
+  // candidates.
+  Status await_prediction(int slot);
+  Status code_predicted(int slot, StreamHandle stream, std::vector<uint8_t>* packet,
+                        DeltaPacketParts* apart, DeltaEncodeStats* stats);
 
   DeltaLayout layout_;
   DeviceBuffer ref_mem_, residual_dev_, changed_dev_, sum_dev_;
@@ -361,11 +390,12 @@ class DeltaEncoderCuda {
   std::vector<uint8_t> raw_;
   std::unique_ptr<DeltaEntropyCoder> entropy_;
   std::unique_ptr<DeltaTileEntropyCuda> tiles_;  // format 4: symbols in residual_dev_, modes in changed_*
+  Predicted predicted_[2];
+  int submitted_ = -1;  // submit(): the slot of the frame whose packet is to come
+  CudaStream coder_stream_;  // submit(): the coding stage's
   // Format 4's motion search (as DeltaEncoder's): the reference before the
-  // frame and two vector buffers on the device (this frame's, the last's),
-  // this frame's vectors on the host for the packet.
+  // frame and two vector buffers on the device (this frame's, the last's).
   DeviceBuffer prev_mem_, vectors_dev_[2];
-  PinnedBuffer vectors_host_;
   ImageView prev_;
   int vectors_now_ = 0;
   bool previous_vectors_set_ = false;  // else the last buffer is not this stream's last frame's

@@ -51,9 +51,14 @@ class DeltaTileEntropyCuda {
                 StreamHandle stream, std::vector<uint8_t>* out, bool reuse_tables = true);
   // encode() in two: count() queues step 1 (no wait); code(), called once
   // the stream has reached it (the caller has waited), does the rest for
-  // the same quantiser and keyframe.
+  // the same quantiser and keyframe. Step 1's results (pairs, histogram)
+  // go to one of kSlots places, `slot`, so that one frame can be counted
+  // while the last is coded (the CUDA encoder's submit(): code() for slot
+  // 0 on one stream beside count() for slot 1 on another); slot 1's are
+  // allocated at its first use.
+  static constexpr int kSlots = 2;
   Status count(int quantiser, bool keyframe, const uint8_t* symbols, const uint8_t* modes,
-               StreamHandle stream);
+               StreamHandle stream, int slot = 0);
   // `lanes_crc`, when given, receives the CRC-32 of the lanes it appends
   // (worked out on the device in 4 KB pieces, joined on the host), for
   // the packet's payload CRC. With `lanes_apart` (and lanes_crc) the lanes
@@ -61,7 +66,7 @@ class DeltaTileEntropyCuda {
   // at them until the next code().
   Status code(int quantiser, bool keyframe, StreamHandle stream, std::vector<uint8_t>* out,
               bool reuse_tables = true, DeltaPayloadTail* lanes_crc = nullptr,
-              bool lanes_apart = false);
+              bool lanes_apart = false, int slot = 0);
   // Waits for the work queued on `stream` so far, the host thread sleeping
   // rather than spinning (the coder's own waits are these): the encoder's
   // host time a frame is then its own work, not the GPU's.
@@ -71,14 +76,21 @@ class DeltaTileEntropyCuda {
   DeltaTileEntropyCuda() = default;
   DeltaLayout layout_;
   std::unique_ptr<DeltaTileEntropy> host_;  // the tables and their reuse
-  size_t n_lanes_ = 0;
+  // Step 1's results for one frame, and what count() queued them for.
+  struct Counted {
+    DeviceBuffer pairs, pair_count, histogram;
+    PinnedBuffer histogram_host;
+    int quantiser = -1;
+    bool keyframe = false;
+  };
+  Status allocate(Counted* c) const;
+
+  size_t n_lanes_ = 0, n_pairs_ = 0;
   CudaEvent reached_;
-  int counted_quantiser_ = -1;  // what count() queued
-  bool counted_keyframe_ = false;
-  DeviceBuffer lanes_dev_, pairs_dev_, pair_count_dev_, histogram_dev_, coding_dev_, room_dev_,
-      sizes_dev_, offsets_dev_, packed_dev_, piece_crc_dev_;
-  PinnedBuffer histogram_host_, coding_host_, sizes_host_, total_host_, packed_host_,
-      piece_crc_host_;
+  Counted counted_[kSlots];
+  DeviceBuffer lanes_dev_, coding_dev_, room_dev_, sizes_dev_, offsets_dev_, packed_dev_,
+      piece_crc_dev_;
+  PinnedBuffer coding_host_, sizes_host_, total_host_, packed_host_, piece_crc_host_;
 };
 
 // Format 4's lanes decoded on a CUDA device (the CUDA decoder's): the host

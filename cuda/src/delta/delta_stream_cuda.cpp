@@ -29,6 +29,10 @@ Status DeltaEncoderCuda::create(const ImageDesc& desc, std::unique_ptr<DeltaEnco
   e->raw_.reserve(e->layout_.max_raw_bytes());
   CUDAFX_TRY(DeltaEntropyCoder::create(e->layout_, &e->entropy_));
   CUDAFX_TRY(DeltaTileEntropyCuda::create(e->layout_, &e->tiles_));
+  Predicted& first = e->predicted_[0];
+  CUDAFX_TRY(first.modes.allocate(tiles));
+  CUDAFX_TRY(first.sum.allocate(sizeof(uint64_t)));
+  CUDAFX_TRY(first.done.create_blocking());
   *out = std::move(e);
   return Status::ok();
 }
@@ -57,9 +61,14 @@ Status DeltaEncoderCuda::encode_packet(const ImageView& cur, const DeltaEncodeSe
     return Status::invalid("delta encoder: threshold must be 0..255");
   if (s.refresh_period < 0)
     return Status::invalid("delta encoder: refresh period must be 0 or more");
+  if (submitted_ >= 0)
+    return Status::invalid("delta encoder: encode() with a frame submitted (flush() it first)");
   const bool key = s.force_keyframe || !have_ref_;
-  if (s.compression == DeltaCompression::Predictive)
-    return encode_tiles(cur, s, key, stream, packet, apart, stats);
+  if (s.compression == DeltaCompression::Predictive) {
+    CUDAFX_TRY(predict(cur, s, key, 0, stream));
+    CUDAFX_TRY(await_prediction(0));
+    return code_predicted(0, stream, packet, apart, stats);
+  }
   if (key)
     tiles_->reset();  // a format-4 delta frame may follow
   previous_vectors_set_ = false;
@@ -98,15 +107,68 @@ Status DeltaEncoderCuda::encode_packet(const ImageView& cur, const DeltaEncodeSe
   return Status::ok();
 }
 
-// Format 4: modes and symbols are made on the device and coded there
-// (DeltaTileEntropyCuda); only the modes (to count the coded symbols), the
-// checksum, the histogram and the coded frame come back.
-Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSettings& s, bool key,
-                                      StreamHandle stream, std::vector<uint8_t>* packet,
-                                      DeltaPacketParts* apart, DeltaEncodeStats* stats) {
-  // Motion search as on the CPU (DeltaEncoder::encode): from a copy of the
-  // reference, with the last frame's vectors (device) and each plane's most
-  // frequent one (from the host's copy) as candidates.
+Status DeltaEncoderCuda::submit(const ImageView& cur, const DeltaEncodeSettings& s,
+                                StreamHandle stream, DeltaPacketParts* previous, bool* got,
+                                DeltaEncodeStats* stats) {
+  *got = false;
+  previous->head.clear();
+  previous->tail = nullptr;
+  previous->tail_size = 0;
+  CUDAFX_TRY(validate_view(cur, layout_.desc, "delta encoder input"));
+  if (s.threshold < 0 || s.threshold > 255)
+    return Status::invalid("delta encoder: threshold must be 0..255");
+  if (s.refresh_period < 0)
+    return Status::invalid("delta encoder: refresh period must be 0 or more");
+  if (s.compression != DeltaCompression::Predictive)
+    return Status::invalid("delta encoder: submit() is format 4's (compression=predictive)");
+  if (!coder_stream_)
+    CUDAFX_TRY(coder_stream_.create());
+  Predicted& other = predicted_[1];
+  if (!other.modes.get()) {
+    CUDAFX_TRY(other.modes.allocate(layout_.tile_count()));
+    CUDAFX_TRY(other.sum.allocate(sizeof(uint64_t)));
+    CUDAFX_TRY(other.done.create_blocking());
+  }
+  const int last = submitted_, slot = last < 0 ? 0 : last ^ 1;
+  // The last frame's prediction is done (its vectors are this frame's
+  // candidates) before this one's is queued, and its coding goes beside it.
+  if (last >= 0)
+    CUDAFX_TRY(await_prediction(last));
+  submitted_ = -1;  // on an error below the stream is not resumable
+  CUDAFX_TRY(predict(cur, s, s.force_keyframe || !have_ref_, slot, stream));
+  if (last >= 0) {
+    previous->head.clear();
+    CUDAFX_TRY(code_predicted(last, coder_stream_.get(), &previous->head, previous, stats));
+    *got = true;
+  }
+  submitted_ = slot;
+  return Status::ok();
+}
+
+Status DeltaEncoderCuda::flush(DeltaPacketParts* last, bool* got, DeltaEncodeStats* stats) {
+  *got = false;
+  last->head.clear();
+  last->tail = nullptr;
+  last->tail_size = 0;
+  if (submitted_ < 0)
+    return Status::ok();
+  const int slot = submitted_;
+  submitted_ = -1;
+  CUDAFX_TRY(await_prediction(slot));
+  CUDAFX_TRY(code_predicted(slot, coder_stream_.get(), &last->head, last, stats));
+  *got = true;
+  return Status::ok();
+}
+
+// Format 4's first stage: modes and symbols made on the device (with the
+// motion search as on the CPU, DeltaEncoder::encode: from a copy of the
+// reference, with the last frame's vectors (device) and each plane's most
+// frequent one (from the host's copy) as candidates), the modes, vectors
+// and checksum brought back and the symbols counted for the coder, all
+// queued on `stream` into `slot`.
+Status DeltaEncoderCuda::predict(const ImageView& cur, const DeltaEncodeSettings& s, bool key,
+                                 int slot, StreamHandle stream) {
+  Predicted& p = predicted_[slot];
   const bool search = delta_motion_searched(s, key);
   DeltaMotionSearch motion;
   const size_t n_tiles = layout_.tile_count(), vector_bytes = n_tiles * sizeof(DeltaVector);
@@ -114,9 +176,10 @@ Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSet
     if (!prev_mem_.get()) {
       CUDAFX_TRY(prev_mem_.allocate(packed_size(layout_.desc, 256)));
       for (DeviceBuffer& v : vectors_dev_) CUDAFX_TRY(v.allocate(vector_bytes));
-      CUDAFX_TRY(vectors_host_.allocate(vector_bytes));
       prev_ = packed_view(layout_.desc, prev_mem_.bytes(), 256);
     }
+    if (!p.vectors.get())
+      CUDAFX_TRY(p.vectors.allocate(vector_bytes));
     if (!previous_vectors_set_) {
       CUDAFX_TRY(fill_bytes_async(vectors_dev_[vectors_now_ ^ 1].get(), 0, vector_bytes, stream));
       previous_host_.assign(n_tiles, DeltaVector{});
@@ -130,40 +193,59 @@ Status DeltaEncoderCuda::encode_tiles(const ImageView& cur, const DeltaEncodeSet
   CUDAFX_TRY(delta_tiles_encode_cuda(layout_, cur, ref_, s.threshold,
                                      delta_intra_of(s, key, counter_), residual_dev_.bytes(),
                                      changed_dev_.bytes(), stream, search ? &motion : nullptr));
-  CUDAFX_TRY(
-      copy_bytes_async(changed_host_.get(), changed_dev_.get(), changed_dev_.size(), stream));
+  CUDAFX_TRY(copy_bytes_async(p.modes.get(), changed_dev_.get(), n_tiles, stream));
   if (search)
-    CUDAFX_TRY(copy_bytes_async(vectors_host_.get(), motion.vectors, vector_bytes, stream));
+    CUDAFX_TRY(copy_bytes_async(p.vectors.get(), motion.vectors, vector_bytes, stream));
   CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream));
-  CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream));
-  const int quantiser = delta_quantiser_for(s.threshold);
-  CUDAFX_TRY(tiles_->count(quantiser, key, residual_dev_.bytes(), changed_dev_.bytes(), stream));
-  CUDAFX_TRY(tiles_->wait(stream));  // modes, checksum and the coder's histogram
-  if (key)
+  CUDAFX_TRY(copy_bytes_async(p.sum.get(), sum_dev_.get(), sizeof(uint64_t), stream));
+  CUDAFX_TRY(tiles_->count(delta_quantiser_for(s.threshold), key, residual_dev_.bytes(),
+                           changed_dev_.bytes(), stream, slot));
+  CUDAFX_TRY(p.done.record(stream));
+  p.settings = s;
+  p.keyframe = key;
+  p.search = search;
+  p.counter = counter_;
+  // The next frame's candidates: this frame's vectors (on the host once
+  // await_prediction has seen them), none after a frame without search.
+  previous_vectors_set_ = search;
+  if (search)
+    vectors_now_ ^= 1;
+  have_ref_ = true;
+  counter_++;
+  return Status::ok();
+}
+
+Status DeltaEncoderCuda::await_prediction(int slot) {
+  Predicted& p = predicted_[slot];
+  CUDAFX_TRY(p.done.synchronize());
+  if (p.search) {
+    const DeltaVector* v = static_cast<const DeltaVector*>(p.vectors.get());
+    previous_host_.assign(v, v + layout_.tile_count());
+  }
+  return Status::ok();
+}
+
+// Format 4's second stage, once the first's results are on the host: the
+// tables, the lanes coded on the device (on `stream`) and the packet.
+Status DeltaEncoderCuda::code_predicted(int slot, StreamHandle stream,
+                                        std::vector<uint8_t>* packet, DeltaPacketParts* apart,
+                                        DeltaEncodeStats* stats) {
+  const Predicted& p = predicted_[slot];
+  if (p.keyframe)
     entropy_->reset();  // a format-3 delta frame may follow
-  const uint8_t* modes = changed_host_.bytes();
   DeltaPayloadTail lanes;  // the coded lanes' CRC, worked out on the device
   const DeltaV4Coder code = [&](int q, bool keyframe, bool reuse, std::vector<uint8_t>* out) {
-    return tiles_->code(q, keyframe, stream, out, reuse, &lanes, apart != nullptr);
+    return tiles_->code(q, keyframe, stream, out, reuse, &lanes, apart != nullptr, slot);
   };
-  const DeltaVector* vectors = static_cast<const DeltaVector*>(vectors_host_.get());
-  CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_,
-                                    *static_cast<const uint64_t*>(sum_host_.get()),
-                                    delta_coded_symbols(layout_, modes), search ? vectors : nullptr,
-                                    code, packet, stats, &lanes));
+  const DeltaVector* vectors = static_cast<const DeltaVector*>(p.vectors.get());
+  CUDAFX_TRY(finish_delta_packet_v4(layout_, p.settings, p.keyframe, p.counter,
+                                    *static_cast<const uint64_t*>(p.sum.get()),
+                                    delta_coded_symbols(layout_, p.modes.bytes()),
+                                    p.search ? vectors : nullptr, code, packet, stats, &lanes));
   if (apart && lanes.apart) {
     apart->tail = lanes.apart;
     apart->tail_size = lanes.bytes;
   }
-  // The next frame's candidates: this frame's vectors, none after a frame
-  // without search.
-  previous_vectors_set_ = search;
-  if (search) {
-    previous_host_.assign(vectors, vectors + n_tiles);
-    vectors_now_ ^= 1;
-  }
-  have_ref_ = true;
-  counter_++;
   return Status::ok();
 }
 

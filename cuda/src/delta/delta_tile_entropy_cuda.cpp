@@ -66,12 +66,10 @@ Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
   if (pairs > 0xffffffffu || room > 0xffffffffu)
     return Status::invalid("delta v4 CUDA coder: frame too large");
   const size_t n = std::max<size_t>(lanes.size(), 1);
-  const size_t table = kDeltaContexts * 256 * sizeof(uint32_t);
   const size_t coding = kDeltaContexts * 256 * sizeof(DeltaCodingEntry);
+  e->n_pairs_ = pairs;
   CUDAFX_TRY(upload_lanes(dev, &e->lanes_dev_));
-  CUDAFX_TRY(e->pairs_dev_.allocate(std::max<size_t>(pairs, 1) * sizeof(uint16_t)));
-  CUDAFX_TRY(e->pair_count_dev_.allocate(n * sizeof(uint32_t)));
-  CUDAFX_TRY(e->histogram_dev_.allocate(table));
+  CUDAFX_TRY(e->allocate(&e->counted_[0]));
   CUDAFX_TRY(e->coding_dev_.allocate(coding));
   CUDAFX_TRY(e->room_dev_.allocate(std::max<size_t>(room, 1)));
   CUDAFX_TRY(e->sizes_dev_.allocate(n * sizeof(uint32_t)));
@@ -80,7 +78,6 @@ Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
   const size_t pieces = std::max<size_t>(room, 1) / kDeltaCrcPieceBytes + 1;
   CUDAFX_TRY(e->piece_crc_dev_.allocate(pieces * sizeof(uint32_t)));
   CUDAFX_TRY(e->piece_crc_host_.allocate(pieces * sizeof(uint32_t)));
-  CUDAFX_TRY(e->histogram_host_.allocate(table));
   CUDAFX_TRY(e->coding_host_.allocate(coding));
   CUDAFX_TRY(e->sizes_host_.allocate(n * sizeof(uint32_t)));
   CUDAFX_TRY(e->total_host_.allocate(sizeof(uint32_t)));
@@ -97,6 +94,14 @@ Status DeltaTileEntropyCuda::create(const DeltaLayout& layout,
 }
 
 DeltaTileEntropyCuda::~DeltaTileEntropyCuda() = default;
+
+Status DeltaTileEntropyCuda::allocate(Counted* c) const {
+  const size_t table = kDeltaContexts * 256 * sizeof(uint32_t);
+  CUDAFX_TRY(c->pairs.allocate(std::max<size_t>(n_pairs_, 1) * sizeof(uint16_t)));
+  CUDAFX_TRY(c->pair_count.allocate(std::max<size_t>(n_lanes_, 1) * sizeof(uint32_t)));
+  CUDAFX_TRY(c->histogram.allocate(table));
+  return c->histogram_host.allocate(table);
+}
 
 void DeltaTileEntropyCuda::reset() { host_->reset(); }
 
@@ -115,37 +120,45 @@ Status DeltaTileEntropyCuda::encode(int quantiser, bool keyframe, const uint8_t*
 
 // 1. Pairs and histogram.
 Status DeltaTileEntropyCuda::count(int quantiser, bool keyframe, const uint8_t* symbols,
-                                   const uint8_t* modes, StreamHandle stream) {
-  counted_quantiser_ = -1;
-  const size_t table = histogram_dev_.size();
-  CUDAFX_TRY(fill_bytes_async(histogram_dev_.get(), 0, table, stream));
+                                   const uint8_t* modes, StreamHandle stream, int slot) {
+  if (slot < 0 || slot >= kSlots)
+    return Status::invalid("delta v4 CUDA coder: no such slot");
+  Counted& c = counted_[slot];
+  c.quantiser = -1;
+  if (!c.histogram.get())
+    CUDAFX_TRY(allocate(&c));
+  const size_t table = c.histogram.size();
+  CUDAFX_TRY(fill_bytes_async(c.histogram.get(), 0, table, stream));
   CUDAFX_TRY(delta_lanes_count_cuda(
       layout_, static_cast<const DeltaLaneDevice*>(lanes_dev_.get()), n_lanes_, symbols, modes,
-      keyframe, NearLossless(quantiser).range, static_cast<uint16_t*>(pairs_dev_.get()),
-      static_cast<uint32_t*>(pair_count_dev_.get()),
-      static_cast<uint32_t*>(histogram_dev_.get()), stream));
-  CUDAFX_TRY(copy_bytes_async(histogram_host_.get(), histogram_dev_.get(), table, stream));
-  counted_quantiser_ = quantiser;
-  counted_keyframe_ = keyframe;
+      keyframe, NearLossless(quantiser).range, static_cast<uint16_t*>(c.pairs.get()),
+      static_cast<uint32_t*>(c.pair_count.get()), static_cast<uint32_t*>(c.histogram.get()),
+      stream));
+  CUDAFX_TRY(copy_bytes_async(c.histogram_host.get(), c.histogram.get(), table, stream));
+  c.quantiser = quantiser;
+  c.keyframe = keyframe;
   return Status::ok();
 }
 
 Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle stream,
                                   std::vector<uint8_t>* out, bool reuse_tables,
-                                  DeltaPayloadTail* lanes_crc, bool lanes_apart) {
+                                  DeltaPayloadTail* lanes_crc, bool lanes_apart, int slot) {
   if (lanes_crc)
     *lanes_crc = DeltaPayloadTail{};
   if (lanes_apart && !lanes_crc)
     return Status::invalid("delta v4 CUDA coder: lanes apart need their CRC");
-  if (quantiser != counted_quantiser_ || keyframe != counted_keyframe_)
+  if (slot < 0 || slot >= kSlots)
+    return Status::invalid("delta v4 CUDA coder: no such slot");
+  Counted& c = counted_[slot];
+  if (quantiser != c.quantiser || keyframe != c.keyframe)
     return Status::invalid("delta v4 CUDA coder: code() for another frame than count() queued");
-  counted_quantiser_ = -1;
+  c.quantiser = -1;
   const auto* lanes = static_cast<const DeltaLaneDevice*>(lanes_dev_.get());
   auto* sizes_dev = static_cast<uint32_t*>(sizes_dev_.get());
   // 2. Tables, on the host; their coding goes up.
   auto* entries = static_cast<DeltaCodingEntry*>(coding_host_.get());
   CUDAFX_TRY(host_->encode_tables(quantiser, keyframe,
-                                  static_cast<const uint32_t*>(histogram_host_.get()),
+                                  static_cast<const uint32_t*>(c.histogram_host.get()),
                                   reuse_tables, out, entries));
   CUDAFX_TRY(copy_bytes_async(coding_dev_.get(), entries, coding_host_.size(), stream));
   // 3.-5. Lanes coded, placed (their sizes summed on the device), packed,
@@ -154,8 +167,8 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
   // (Placing them on the host had cost a second wait and the host's work
   // between the two with the GPU idle: ~0.1 ms a 2160p frame.)
   auto* offsets_dev = static_cast<uint32_t*>(offsets_dev_.get());
-  CUDAFX_TRY(delta_lanes_code_cuda(lanes, n_lanes_, static_cast<const uint16_t*>(pairs_dev_.get()),
-                                   static_cast<const uint32_t*>(pair_count_dev_.get()),
+  CUDAFX_TRY(delta_lanes_code_cuda(lanes, n_lanes_, static_cast<const uint16_t*>(c.pairs.get()),
+                                   static_cast<const uint32_t*>(c.pair_count.get()),
                                    static_cast<const DeltaCodingEntry*>(coding_dev_.get()),
                                    room_dev_.bytes(), sizes_dev, stream));
   CUDAFX_TRY(delta_lanes_offsets_cuda(sizes_dev, n_lanes_, offsets_dev, stream));
