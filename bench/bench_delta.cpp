@@ -186,8 +186,10 @@ int main(int argc, char** argv) {
      << "pipelined; *CPU encoder*: our CPU "
      << "backend; *element*: `appsrc ! cudadeltaenc ! fakesink` on pre-made buffers, CUDA "
      << "backend with frames in pinned system memory (the pool the element proposes), the "
-     << "same with `overlap=true` (each frame uploaded while the one before is encoded; one "
-     << "frame of latency), or in CUDA memory, and CPU backend; *% pinned*: the overlapped "
+     << "same with `overlap=true` (one frame of latency: format 4 pipelined as *pipelined* "
+     << "above, each frame's upload beside the frame before; format 3 the upload only), or in "
+     << "CUDA memory (without and with `overlap=true`), and CPU backend; *% pinned*: the "
+     << "overlapped "
      << "element's input bytes a second over the one-direction pinned bandwidth measured in "
      << "this run (" << fmt("%.1f", facts.h2d_pinned_gbs) << " GB/s host to device); *decoder*: our decoders on the CPU encoder's stream of the same "
      << "frames (CUDA: tables and lane directory read and checked on the host, the lanes "
@@ -197,9 +199,9 @@ int main(int argc, char** argv) {
   md << "| frame | format | kernels cold | kernels hot | CUDA encoder | CUDA encoder, pipelined | "
      << "CUDA encoder, no motion search | host ms | host ms, pipelined | CPU encoder | "
      << "element CUDA, system memory | element CUDA, system memory, overlap | % pinned | "
-     << "element CUDA, CUDA memory | element CPU | CUDA decoder | "
-     << "CPU decoder |\n"
-     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+     << "element CUDA, CUDA memory | element CUDA, CUDA memory, overlap | element CPU | "
+     << "CUDA decoder | CPU decoder |\n"
+     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   dec_md << "The CUDA decoder (API, as in the table above), format 4, with its lanes forced "
          << "onto the host's threads and onto the GPU (whichever is faster at a frame size "
          << "decides kDeltaGpuLanesFrom); the decoder element on a stream of the CUDA "
@@ -380,7 +382,7 @@ int main(int argc, char** argv) {
                                    ",height=" + std::to_string(c.h) + ",framerate=30/1";
     const std::string settings =
         std::string(" threshold=10 post-stats=false compression=") + (v4 ? "predictive" : "rans");
-    double el_sys = -1, el_overlap = -1, el_cuda = -1, el_cpu = -1;
+    double el_sys = -1, el_overlap = -1, el_cuda = -1, el_cuda_overlap = -1, el_cpu = -1;
     if (gpu) {
       el_sys = element_fps("cudadeltaenc backend=cuda" + settings,
                            system_feed("cudadeltaenc backend=cuda", sys_caps, 4, coded_caps), a, b, frames);
@@ -392,6 +394,10 @@ int main(int argc, char** argv) {
     if (ctx)
       el_cuda = element_fps("cudadeltaenc backend=cuda" + settings,
                             cuda_feed(caps_for(c.format, c.w, c.h, true), 4, ctx), a, b, frames);
+    if (ctx)
+      el_cuda_overlap = element_fps("cudadeltaenc backend=cuda overlap=true" + settings,
+                                    cuda_feed(caps_for(c.format, c.w, c.h, true), 4, ctx), a, b,
+                                    frames);
 #endif
     el_cpu = element_fps("cudadeltaenc backend=cpu" + settings,
                          system_feed("cudadeltaenc backend=cpu", sys_caps, 4, coded_caps), a, b, cpu_frames);
@@ -429,7 +435,7 @@ int main(int argc, char** argv) {
        << (v4 && enc_fps > 0 ? spread_cell(still_spread, "%.0f") : std::string("n/a")) << " | "
        << (host_ms < 0 ? std::string("n/a") : fmt("%.2f", host_ms)) << " | "
        << (piped_host_ms < 0 ? std::string("n/a") : fmt("%.2f", piped_host_ms)) << " | " << rate(cpu_fps) << " | " << rate(el_sys) << " | " << rate(el_overlap) << " | "
-       << pinned_share(el_overlap, size, facts.h2d_pinned_gbs) << " | " << rate(el_cuda) << " | "
+       << pinned_share(el_overlap, size, facts.h2d_pinned_gbs) << " | " << rate(el_cuda) << " | " << rate(el_cuda_overlap) << " | "
        << rate(el_cpu) << " | " << rate(cuda_dec_fps) << " | " << rate(dec_fps) << " |\n";
     fprintf(stderr, "%s format %d done\n", c.name, v4 ? 4 : 3);
   }

@@ -27,10 +27,14 @@
  * is packed and compressed on the CPU exactly as by the CPU backend: both
  * give the same bytes.
  *
- * With #GstCudaDeltaEnc:overlap (off by default) and frames in system memory
- * on the CUDA backend, each frame is uploaded while the one before it is
- * encoded, at one frame of latency (reported in the latency query): a frame
- * is encoded when the next arrives, or at EOS, new caps or a drain.
+ * With #GstCudaDeltaEnc:overlap (off by default) on the CUDA backend, a
+ * frame's packet goes out one frame late (reported in the latency query),
+ * when the next frame arrives, or at EOS, new caps or a drain: with
+ * compression=predictive each frame's entropy coding runs beside the next
+ * frame's motion search and prediction on the GPU (and, for frames in
+ * system memory, each frame's upload beside the frame before); with the
+ * other compressions each frame in system memory is uploaded while the one
+ * before it is encoded. The packets are the same bytes either way.
  *
  * With #GstCudaDeltaEnc:post-stats (off by default: an application that
  * never reads its bus would keep every message), the encoder posts an element
@@ -124,6 +128,20 @@ struct GstCudaDeltaEncState
     int slot;
   };
   std::optional < Held > held;
+  /* overlap with compression=predictive: the encoder pipelined
+   * (DeltaEncoderCuda::submit), the frame submitted last waiting here for
+   * its packet, which comes with the next submission (or the encoder's
+   * flush) */
+  struct Submitted
+  {
+    GstVideoCodecFrame *frame;  /* ours to finish */
+    GstVideoFrame vframe;       /* the input, mapped until its prediction is done */
+    int slot;                   /* its upload slot; -1: read in place (CUDA memory) */
+    bool want_stats;
+    guint stats_interval;
+  };
+  std::optional < Submitted > submitted;
+  bool fresh = true;            /* the encoder has had no frame: its first is a keyframe */
   cudafx::ImageDesc desc;
   GstVideoCodecState *input = nullptr;
   /* The CUDA encoder leaves a packet's coded lanes in its pinned memory
@@ -178,6 +196,8 @@ release_encoders (GstCudaDeltaEncState * st)
 }
 
 static GstFlowReturn encode_held (GstCudaDeltaEnc * self);
+static GstFlowReturn flush_submitted (GstCudaDeltaEnc * self);
+static void discard_submitted (GstCudaDeltaEnc * self);
 
 /* The source caps for the input's format and the bitstream's version (4
  * for compression=predictive, 3 for the others): at set_format, and again
@@ -212,6 +232,7 @@ gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * s
   }
   /* The frame held back belongs to the old caps: encoded with them. */
   (void) encode_held (self);
+  (void) flush_submitted (self);
   /* A new encoder: its first frame is a keyframe, as a caps change needs. */
   release_encoders (st);
   cudafx::Status s;
@@ -232,14 +253,15 @@ gst_cuda_delta_enc_set_format (GstVideoEncoder * encoder, GstVideoCodecState * s
     gst_video_codec_state_unref (st->input);
   st->input = gst_video_codec_state_ref (state);
   st->since_key = 0;
+  st->fresh = true;
 
   GST_OBJECT_LOCK (self);
   const GstCudaDeltaCompression compression = st->compression;
   const bool overlap = st->overlap;
   GST_OBJECT_UNLOCK (self);
-  st->overlapping = overlap && st->dev.cuda () && !gst_cuda_fx_caps_are_cuda (state->caps);
+  st->overlapping = overlap && st->dev.cuda ();
   GST_INFO_OBJECT (self, "frames %s", st->overlapping ?
-      "uploaded ahead: one frame of latency" : "encoded as they come");
+      "overlapped: one frame of latency" : "encoded as they come");
   set_output_caps (self,
       cudafx::delta_format_version (gst_cuda_delta_compression_to_op (compression)));
 
@@ -358,44 +380,89 @@ encode_cuda (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   return s;
 }
 
+/* The settings for `frame`, read now (with overlap, a property changed
+ * while PLAYING applies from the frame encoded next), and the keyframe
+ * count moved on as the encoder will code it (a keyframe when forced or
+ * the encoder's first). FALSE: the new caps another bitstream version
+ * needs were refused. */
+static bool
+frame_settings (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
+    cudafx::DeltaEncodeSettings * settings, bool *want_stats, guint * stats_interval)
+{
+  GstCudaDeltaEncState *st = self->state;
+  GST_OBJECT_LOCK (self);
+  settings->threshold = static_cast < int >(st->threshold);
+  settings->compression = gst_cuda_delta_compression_to_op (st->compression);
+  settings->zstd_level = st->zstd_level;
+  settings->motion_search = st->motion_search;
+  const guint key_int_max = st->key_int_max;
+  /* Intra refresh replaces the periodic keyframes of format 4. */
+  const bool refresh = st->intra_refresh &&
+      settings->compression == cudafx::DeltaCompression::Predictive;
+  if (refresh)
+    settings->refresh_period = key_int_max > 0 ?
+        static_cast < int >(MIN (key_int_max, 65535u)) : DEFAULT_REFRESH_PERIOD;
+  *want_stats = st->post_stats;
+  *stats_interval = st->stats_interval;
+  GST_OBJECT_UNLOCK (self);
+  settings->force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME (frame) ||
+      st->key_next || (!refresh && key_int_max > 0 && st->since_key >= key_int_max);
+  /* Another bitstream version: new caps, and a keyframe to start it. */
+  const gint version = cudafx::delta_format_version (settings->compression);
+  if (version != st->caps_version) {
+    set_output_caps (self, version);
+    if (!gst_video_encoder_negotiate (GST_VIDEO_ENCODER (self)))
+      return false;
+    settings->force_keyframe = true;
+  }
+  if (settings->force_keyframe || st->fresh) {
+    st->since_key = 1;
+    st->key_next = false;
+  } else {
+    st->since_key++;
+  }
+  st->fresh = false;
+  return true;
+}
+
+/* `frame`'s packet (st->packet) into its output buffer, and `frame`
+ * finished. */
+static GstFlowReturn
+finish_packet (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
+    const cudafx::DeltaEncodeStats & stats, bool want_stats, guint stats_interval)
+{
+  GstVideoEncoder *encoder = GST_VIDEO_ENCODER (self);
+  GstCudaDeltaEncState *st = self->state;
+  const cudafx::DeltaPacketParts & packet = st->packet;
+  frame->output_buffer = gst_video_encoder_allocate_output_buffer (encoder, packet.size ());
+  gst_buffer_fill (frame->output_buffer, 0, packet.head.data (), packet.head.size ());
+  if (packet.tail_size > 0)
+    gst_buffer_fill (frame->output_buffer, packet.head.size (), packet.tail, packet.tail_size);
+  if (stats.keyframe)
+    GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
+  else
+    GST_VIDEO_CODEC_FRAME_UNSET_SYNC_POINT (frame);
+  if (want_stats)
+    post_stats (self, frame, stats, stats_interval);
+  st->frames++;
+  return gst_video_encoder_finish_frame (encoder, frame);
+}
+
 /* Encodes `frame` (from `held`'s device copy where it was uploaded ahead)
- * and finishes it. The settings are read now: with overlap, a property
- * changed while PLAYING applies from the frame encoded next. */
+ * and finishes it. */
 static GstFlowReturn
 encode_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
     const GstCudaDeltaEncState::Held * held)
 {
   GstVideoEncoder *encoder = GST_VIDEO_ENCODER (self);
   GstCudaDeltaEncState *st = self->state;
-  GST_OBJECT_LOCK (self);
   cudafx::DeltaEncodeSettings settings;
-  settings.threshold = static_cast < int >(st->threshold);
-  settings.compression = gst_cuda_delta_compression_to_op (st->compression);
-  settings.zstd_level = st->zstd_level;
-  settings.motion_search = st->motion_search;
-  const guint key_int_max = st->key_int_max;
-  /* Intra refresh replaces the periodic keyframes of format 4. */
-  const bool refresh = st->intra_refresh &&
-      settings.compression == cudafx::DeltaCompression::Predictive;
-  if (refresh)
-    settings.refresh_period = key_int_max > 0 ?
-        static_cast < int >(MIN (key_int_max, 65535u)) : DEFAULT_REFRESH_PERIOD;
-  const gboolean want_stats = st->post_stats;
-  const guint stats_interval = st->stats_interval;
-  GST_OBJECT_UNLOCK (self);
-  settings.force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME (frame) ||
-      st->key_next || (!refresh && key_int_max > 0 && st->since_key >= key_int_max);
-  /* Another bitstream version: new caps, and a keyframe to start it. */
-  const gint version = cudafx::delta_format_version (settings.compression);
-  if (version != st->caps_version) {
-    set_output_caps (self, version);
-    if (!gst_video_encoder_negotiate (encoder)) {
-      gst_video_encoder_finish_frame (encoder, frame);
-      return GST_FLOW_NOT_NEGOTIATED;
-    }
-    settings.force_keyframe = true;
+  bool want_stats = false;
+  guint stats_interval = 0;
+  if (!frame_settings (self, frame, &settings, &want_stats, &stats_interval)) {
+    gst_video_encoder_finish_frame (encoder, frame);
+    return GST_FLOW_NOT_NEGOTIATED;
   }
-
   cudafx::DeltaEncodeStats stats;
   const cudafx::Status s = st->cuda_encoder ? encode_cuda (self, frame, settings, &stats, held) :
       encode_cpu (self, frame, settings, &stats);
@@ -404,24 +471,139 @@ encode_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
     gst_video_encoder_finish_frame (encoder, frame);
     return GST_FLOW_ERROR;
   }
+  return finish_packet (self, frame, stats, want_stats, stats_interval);
+}
 
-  const cudafx::DeltaPacketParts & packet = st->packet;
-  frame->output_buffer = gst_video_encoder_allocate_output_buffer (encoder, packet.size ());
-  gst_buffer_fill (frame->output_buffer, 0, packet.head.data (), packet.head.size ());
-  if (packet.tail_size > 0)
-    gst_buffer_fill (frame->output_buffer, packet.head.size (), packet.tail, packet.tail_size);
-  if (stats.keyframe) {
-    GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
-    st->since_key = 1;
-    st->key_next = false;
-  } else {
-    GST_VIDEO_CODEC_FRAME_UNSET_SYNC_POINT (frame);
-    st->since_key++;
+/* The input of a submitted frame let go once its prediction is done (its
+ * upload with it). */
+static void
+release_submitted_input (GstCudaDeltaEnc * self, GstCudaDeltaEncState::Submitted * sub)
+{
+  GstCudaDeltaEncState *st = self->state;
+  if (sub->slot >= 0) {
+    GstCudaFxDevice::Scope scope (st->dev);
+    (void) st->ahead.finish (sub->slot);
   }
-  if (want_stats)
-    post_stats (self, frame, stats, stats_interval);
-  st->frames++;
-  return gst_video_encoder_finish_frame (encoder, frame);
+  gst_video_frame_unmap (&sub->vframe);
+}
+
+/* overlap, compression=predictive: `frame` submitted to the pipelined
+ * encoder (uploaded first on the upload stream where it is in system
+ * memory, read in place in CUDA memory); the frame submitted before it
+ * comes back coded and is finished. */
+static GstFlowReturn
+submit_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame)
+{
+  GstVideoEncoder *encoder = GST_VIDEO_ENCODER (self);
+  GstCudaDeltaEncState *st = self->state;
+  GstCudaDeltaEncState::Submitted sub { frame, GstVideoFrame (), -1, false, 0 };
+  cudafx::DeltaEncodeSettings settings;
+  if (!frame_settings (self, frame, &settings, &sub.want_stats, &sub.stats_interval)) {
+    gst_video_encoder_finish_frame (encoder, frame);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  cudafx::DeltaEncodeStats stats;
+  bool got = false;
+  cudafx::Status s;
+  {
+    GstCudaFxDevice::Scope scope (st->dev);
+    s = scope.status ();
+    bool on_device = false;
+    if (s.is_ok ())
+      s = gst_cuda_fx_map_frame (st->dev, &sub.vframe, &st->input->info, frame->input_buffer,
+          GST_MAP_READ, &on_device);
+    if (s.is_ok ()) {
+      const cudafx::ImageView mapped = gst_cuda_fx_view_of_frame (&sub.vframe, st->desc);
+      cudafx::ImageView view = mapped;
+      if (!on_device) {
+        s = st->ahead.upload (mapped, &view, &sub.slot);
+        if (s.is_ok ())
+          s = st->ahead.wait (sub.slot, st->dev.stream ());
+      }
+      if (s.is_ok ())
+        s = st->cuda_encoder->submit (view, settings, st->dev.stream (), &st->packet, &got,
+            &stats);
+      if (s.is_ok () && sub.slot >= 0)
+        s = st->ahead.consumed (sub.slot, st->dev.stream ());
+      if (!s.is_ok ()) {
+        /* queued work may still read the frames */
+        (void) st->dev.synchronize ();
+        (void) st->ahead.synchronize ();
+        gst_video_frame_unmap (&sub.vframe);
+      }
+    }
+  }
+  if (!s.is_ok ()) {
+    GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("%s", s.message ().c_str ()), (nullptr));
+    gst_video_encoder_finish_frame (encoder, frame);
+    discard_submitted (self);
+    return GST_FLOW_ERROR;
+  }
+  std::optional < GstCudaDeltaEncState::Submitted > before = st->submitted;
+  st->submitted = sub;
+  if (!before)
+    return GST_FLOW_OK;
+  release_submitted_input (self, &*before);
+  if (!got) {                   /* cannot be: a frame was submitted */
+    GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("the pipelined encoder lost a frame"), (nullptr));
+    gst_video_encoder_finish_frame (encoder, before->frame);
+    return GST_FLOW_ERROR;
+  }
+  return finish_packet (self, before->frame, stats, before->want_stats, before->stats_interval);
+}
+
+/* The frame submitted last, if any, coded (the encoder flushed) and
+ * finished: at EOS, new caps, drains and before a frame of another
+ * compression. */
+static GstFlowReturn
+flush_submitted (GstCudaDeltaEnc * self)
+{
+  GstCudaDeltaEncState *st = self->state;
+  if (!st->submitted)
+    return GST_FLOW_OK;
+  GstCudaDeltaEncState::Submitted sub = *st->submitted;
+  st->submitted.reset ();
+  cudafx::DeltaEncodeStats stats;
+  bool got = false;
+  cudafx::Status s;
+  {
+    GstCudaFxDevice::Scope scope (st->dev);
+    s = scope.status ();
+    if (s.is_ok ())
+      s = st->cuda_encoder->flush (&st->packet, &got, &stats);
+  }
+  release_submitted_input (self, &sub);
+  if (s.is_ok () && !got)
+    s = cudafx::Status::error (cudafx::StatusCode::Internal,
+        "the pipelined encoder lost a frame");
+  if (!s.is_ok ()) {
+    GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("%s", s.message ().c_str ()), (nullptr));
+    gst_video_encoder_finish_frame (GST_VIDEO_ENCODER (self), sub.frame);
+    return GST_FLOW_ERROR;
+  }
+  return finish_packet (self, sub.frame, stats, sub.want_stats, sub.stats_interval);
+}
+
+/* The frame submitted last dropped (flush, stop, an error): the encoder's
+ * pipeline emptied (its packet thrown away; a keyframe follows a flush),
+ * the input let go. */
+static void
+discard_submitted (GstCudaDeltaEnc * self)
+{
+  GstCudaDeltaEncState *st = self->state;
+  if (!st->submitted)
+    return;
+  GstCudaDeltaEncState::Submitted sub = *st->submitted;
+  st->submitted.reset ();
+  if (st->cuda_encoder) {
+    GstCudaFxDevice::Scope scope (st->dev);
+    cudafx::DeltaPacketParts unused;
+    bool got = false;
+    (void) st->cuda_encoder->flush (&unused, &got);
+    (void) st->dev.synchronize ();
+  }
+  release_submitted_input (self, &sub);
+  gst_video_codec_frame_unref (sub.frame);
 }
 
 /* The frame held back (overlap), if any, encoded and finished: when the
@@ -501,6 +683,23 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   }
   if (!st->overlapping)
     return encode_frame (self, frame, nullptr);
+  GST_OBJECT_LOCK (self);
+  const bool pipelined = st->compression == GST_CUDA_DELTA_COMPRESSION_PREDICTIVE;
+  GST_OBJECT_UNLOCK (self);
+  if (pipelined) {
+    /* a frame of another compression held back goes first */
+    const GstFlowReturn ret = encode_held (self);
+    if (ret != GST_FLOW_OK) {
+      gst_video_encoder_finish_frame (encoder, frame);
+      return ret;
+    }
+    return submit_frame (self, frame);
+  }
+  const GstFlowReturn before = flush_submitted (self);
+  if (before != GST_FLOW_OK) {
+    gst_video_encoder_finish_frame (encoder, frame);
+    return before;
+  }
 
   /* This frame's upload first, so that it runs while the frame before it
    * is encoded. */
@@ -527,7 +726,9 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
 static GstFlowReturn
 gst_cuda_delta_enc_finish (GstVideoEncoder * encoder)
 {
-  return encode_held (GST_CUDA_DELTA_ENC (encoder));
+  const GstFlowReturn ret = encode_held (GST_CUDA_DELTA_ENC (encoder));
+  const GstFlowReturn submitted = flush_submitted (GST_CUDA_DELTA_ENC (encoder));
+  return ret != GST_FLOW_OK ? ret : submitted;
 }
 
 /* A flush (FLUSH_STOP): downstream's decoder drops its reference, so the
@@ -537,6 +738,7 @@ gst_cuda_delta_enc_flush (GstVideoEncoder * encoder)
 {
   GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (encoder)->state;
   discard_held (GST_CUDA_DELTA_ENC (encoder));
+  discard_submitted (GST_CUDA_DELTA_ENC (encoder));
   st->key_next = true;
   st->window.clear ();
   st->window_bytes = 0;
@@ -586,8 +788,10 @@ gst_cuda_delta_enc_sink_query (GstVideoEncoder * encoder, GstQuery * query)
     return TRUE;
   /* upstream wants its buffers back (a serialized query: the streaming
    * thread): the frame held back goes out first */
-  if (GST_QUERY_TYPE (query) == GST_QUERY_DRAIN)
+  if (GST_QUERY_TYPE (query) == GST_QUERY_DRAIN) {
     (void) encode_held (GST_CUDA_DELTA_ENC (encoder));
+    (void) flush_submitted (GST_CUDA_DELTA_ENC (encoder));
+  }
   return GST_VIDEO_ENCODER_CLASS (gst_cuda_delta_enc_parent_class)->sink_query (encoder,
       query);
 }
@@ -607,6 +811,7 @@ gst_cuda_delta_enc_stop (GstVideoEncoder * encoder)
 {
   GstCudaDeltaEncState *st = GST_CUDA_DELTA_ENC (encoder)->state;
   discard_held (GST_CUDA_DELTA_ENC (encoder));
+  discard_submitted (GST_CUDA_DELTA_ENC (encoder));
   release_encoders (st);
   st->dev.stop ();
   if (st->input)

@@ -938,14 +938,24 @@ namespace {
 // system memory.
 // `check`, when given, looks at the harness's bin once every frame went
 // through.
+// `late`: each packet comes that many frames after its frame (overlap), the
+// last at EOS.
 std::vector<std::vector<uint8_t>> encode_clip(
     const std::string& pipeline, const std::vector<HostImage>& clip,
-    const std::function<void(GstElement*)>& check = nullptr) {
+    const std::function<void(GstElement*)>& check = nullptr, int late = 0) {
   std::vector<std::vector<uint8_t>> packets;
   GstHarness* h = gst_harness_new_parse(pipeline.c_str());
   gst_harness_set_src_caps_str(h, caps_string(clip[0].desc()).c_str());
-  for (int n = 0; n < static_cast<int>(clip.size()); n++) {
-    EXPECT_EQ(gst_harness_push(h, timed_buffer(clip[n], n)), GST_FLOW_OK) << pipeline;
+  for (int n = 0; n < static_cast<int>(clip.size()) + late; n++) {
+    if (n < static_cast<int>(clip.size())) {
+      EXPECT_EQ(gst_harness_push(h, timed_buffer(clip[n], n)), GST_FLOW_OK) << pipeline;
+    } else if (n == static_cast<int>(clip.size())) {
+      EXPECT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
+    }
+    if (n < late) {
+      EXPECT_EQ(gst_harness_buffers_in_queue(h), 0u) << pipeline << ": a packet early";
+      continue;
+    }
     GstBuffer* out = gst_harness_pull(h);
     if (!out) {
       ADD_FAILURE() << pipeline << ": no packet for frame " << n;
@@ -1018,24 +1028,33 @@ INSTANTIATE_TEST_SUITE_P(Formats, DeltaEncoderBackends, formats_and_thresholds(0
                          format_and_threshold);
 
 // Frames already in CUDA memory (from nvcodec's cudaupload, sharing the
-// context) are encoded in place, to the same bytes.
+// context) are encoded in place, to the same bytes; with overlap=true one
+// frame late (the encoder pipelined: each frame read in place until the
+// next one's submission).
 TEST(DeltaEncoderMemory, CudaMemoryInputGivesTheSameBytes) {
   SKIP_WITHOUT_GPU();
   SKIP_UNLESS_GPU_READY(have_element("cudaupload"), "nvcodec's cudaupload is not available");
   for (PixelFormat f : {PixelFormat::NV12, PixelFormat::RGBA}) {
     const auto clip = make_clip({f, 333, 211}, 8, 22);
     const auto cpu = encode_clip("cudadeltaenc backend=cpu threshold=3", clip);
-    const auto cuda = encode_clip(
-        "cudaupload name=up ! capsfilter name=cf caps=video/x-raw(memory:CUDAMemory) ! "
-        "cudadeltaenc name=enc backend=cuda threshold=3",
-        clip, [](GstElement* bin) {
-          // the frames really came in CUDA memory
-          expect_cuda_memory_between(bin, "up", "cf");
-          expect_cuda_memory_between(bin, "cf", "enc");
-        });
-    ASSERT_EQ(cuda.size(), clip.size());
-    for (size_t n = 0; n < clip.size(); n++)
-      EXPECT_TRUE(cpu[n] == cuda[n]) << format_info(f).name << " frame " << n;
+    for (const bool overlap : {false, true}) {
+      const auto cuda = encode_clip(
+          std::string("cudaupload name=up ! capsfilter name=cf "
+                      "caps=video/x-raw(memory:CUDAMemory) ! cudadeltaenc name=enc "
+                      "backend=cuda threshold=3") +
+              (overlap ? " overlap=true" : ""),
+          clip,
+          [](GstElement* bin) {
+            // the frames really came in CUDA memory
+            expect_cuda_memory_between(bin, "up", "cf");
+            expect_cuda_memory_between(bin, "cf", "enc");
+          },
+          overlap ? 1 : 0);
+      ASSERT_EQ(cuda.size(), clip.size());
+      for (size_t n = 0; n < clip.size(); n++)
+        EXPECT_TRUE(cpu[n] == cuda[n])
+            << format_info(f).name << (overlap ? " overlap" : "") << " frame " << n;
+    }
   }
 }
 

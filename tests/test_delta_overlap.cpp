@@ -186,6 +186,42 @@ TEST(DeltaEncoderOverlap, NewCapsEncodeTheFrameKeptBackFirst) {
   EXPECT_FALSE(got[a.size()].delta);  // the first at the new size is a keyframe
 }
 
+// compression=predictive pipelines the encoder (a frame's coding beside
+// the next frame's prediction), the others upload ahead: a stream that
+// switches between them while PLAYING (each switch a new bitstream version
+// and a keyframe) gives the packets it gives without overlap, the frame in
+// flight at each switch out first. key-int-max counts across the switches.
+TEST(DeltaEncoderOverlap, CompressionSwitchesGiveTheSamePackets) {
+  SKIP_WITHOUT_GPU();
+  const auto clip = make_clip({PixelFormat::NV12, 200, 120}, 14, 36);
+  const char* order[] = {"predictive", "predictive", "predictive", "predictive", "rans",
+                         "rans",       "zstd",       "predictive", "predictive", "predictive",
+                         "predictive", "predictive", "rans",       "predictive"};
+  auto run = [&](const std::string& element) {
+    GstHarness* h = gst_harness_new_parse((element + " threshold=3 key-int-max=5").c_str());
+    gst_harness_set_src_caps_str(h, caps_string(clip[0].desc()).c_str());
+    GstElement* enc = gst_harness_find_element(h, "cudadeltaenc");
+    for (size_t n = 0; n < clip.size(); n++) {
+      gst_util_set_object_arg(G_OBJECT(enc), "compression", order[n]);
+      EXPECT_EQ(gst_harness_push(h, timed_buffer(clip[n], static_cast<int>(n))), GST_FLOW_OK);
+    }
+    gst_object_unref(enc);
+    EXPECT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
+    const auto got = pull_packets(h);
+    gst_harness_teardown(h);
+    return got;
+  };
+  const auto want = run("cudadeltaenc backend=cpu");
+  const auto got = run("cudadeltaenc backend=cuda overlap=true");
+  ASSERT_EQ(want.size(), clip.size());
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t n = 0; n < got.size(); n++)
+    expect_same_packet(got[n], want[n], n);
+  // Keyframes: the first, every switch of version, and key-int-max between.
+  for (size_t n : {0u, 4u, 7u, 12u, 13u})
+    EXPECT_FALSE(want[n].delta) << "packet " << n;
+}
+
 // A flush drops the frame kept back (it never comes out); the next frame is
 // a keyframe, and what follows decodes within the threshold.
 TEST(DeltaEncoderOverlap, FlushDropsTheFrameKeptBack) {
