@@ -126,6 +126,10 @@ struct GstCudaDeltaEncState
     GstVideoFrame vframe;       /* the input, mapped while its upload runs */
     cudafx::ImageView device;   /* its copy on the device */
     int slot;
+    /* read as it arrived (frame_settings) */
+    cudafx::DeltaEncodeSettings settings;
+    bool want_stats;
+    guint stats_interval;
   };
   std::optional < Held > held;
   /* overlap with compression=predictive: the encoder pipelined
@@ -380,11 +384,12 @@ encode_cuda (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   return s;
 }
 
-/* The settings for `frame`, read now (with overlap, a property changed
- * while PLAYING applies from the frame encoded next), and the keyframe
- * count moved on as the encoder will code it (a keyframe when forced or
- * the encoder's first). FALSE: the new caps another bitstream version
- * needs were refused. */
+/* The settings for `frame`, read as it arrives (a property changed while
+ * PLAYING applies from the next frame pushed, with overlap too), and the
+ * keyframe count moved on as the encoder will code it (a keyframe when
+ * forced or the encoder's first). Called after the frames before it went
+ * out (a new bitstream version's caps follow their packets). FALSE: the
+ * new caps another version needs were refused. */
 static bool
 frame_settings (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
     cudafx::DeltaEncodeSettings * settings, bool *want_stats, guint * stats_interval)
@@ -448,8 +453,8 @@ finish_packet (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   return gst_video_encoder_finish_frame (encoder, frame);
 }
 
-/* Encodes `frame` (from `held`'s device copy where it was uploaded ahead)
- * and finishes it. */
+/* Encodes `frame` (from `held`'s device copy, with the settings it arrived
+ * with, where it was uploaded ahead) and finishes it. */
 static GstFlowReturn
 encode_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
     const GstCudaDeltaEncState::Held * held)
@@ -459,7 +464,11 @@ encode_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   cudafx::DeltaEncodeSettings settings;
   bool want_stats = false;
   guint stats_interval = 0;
-  if (!frame_settings (self, frame, &settings, &want_stats, &stats_interval)) {
+  if (held) {
+    settings = held->settings;
+    want_stats = held->want_stats;
+    stats_interval = held->stats_interval;
+  } else if (!frame_settings (self, frame, &settings, &want_stats, &stats_interval)) {
     gst_video_encoder_finish_frame (encoder, frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -717,6 +726,15 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
       return encode_frame (self, frame, nullptr);
     gst_video_encoder_finish_frame (encoder, frame);
     return ret;
+  }
+  if (!frame_settings (self, frame, &next.settings, &next.want_stats, &next.stats_interval)) {
+    {
+      GstCudaFxDevice::Scope scope (st->dev);
+      (void) st->ahead.finish (next.slot);
+    }
+    gst_video_frame_unmap (&next.vframe);
+    gst_video_encoder_finish_frame (encoder, frame);
+    return GST_FLOW_NOT_NEGOTIATED;
   }
   st->held = next;
   return ret;
