@@ -388,16 +388,19 @@ encode_cuda (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
  * PLAYING applies from the next frame pushed, with overlap too), and the
  * keyframe count moved on as the encoder will code it (a keyframe when
  * forced or the encoder's first). Called after the frames before it went
- * out (a new bitstream version's caps follow their packets). FALSE: the
- * new caps another version needs were refused. */
+ * out (a new bitstream version's caps follow their packets). `chosen`:
+ * the compression the caller read to pick its path (read once, so that a
+ * property set meanwhile from another thread cannot split the two). FALSE:
+ * the new caps another version needs were refused. */
 static bool
 frame_settings (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
-    cudafx::DeltaEncodeSettings * settings, bool *want_stats, guint * stats_interval)
+    cudafx::DeltaEncodeSettings * settings, bool *want_stats, guint * stats_interval,
+    std::optional < GstCudaDeltaCompression > chosen = std::nullopt)
 {
   GstCudaDeltaEncState *st = self->state;
   GST_OBJECT_LOCK (self);
   settings->threshold = static_cast < int >(st->threshold);
-  settings->compression = gst_cuda_delta_compression_to_op (st->compression);
+  settings->compression = gst_cuda_delta_compression_to_op (chosen ? *chosen : st->compression);
   settings->zstd_level = st->zstd_level;
   settings->motion_search = st->motion_search;
   const guint key_int_max = st->key_int_max;
@@ -454,10 +457,12 @@ finish_packet (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
 }
 
 /* Encodes `frame` (from `held`'s device copy, with the settings it arrived
- * with, where it was uploaded ahead) and finishes it. */
+ * with, where it was uploaded ahead) and finishes it; `chosen` as for
+ * frame_settings. */
 static GstFlowReturn
 encode_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
-    const GstCudaDeltaEncState::Held * held)
+    const GstCudaDeltaEncState::Held * held,
+    std::optional < GstCudaDeltaCompression > chosen = std::nullopt)
 {
   GstVideoEncoder *encoder = GST_VIDEO_ENCODER (self);
   GstCudaDeltaEncState *st = self->state;
@@ -468,7 +473,7 @@ encode_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
     settings = held->settings;
     want_stats = held->want_stats;
     stats_interval = held->stats_interval;
-  } else if (!frame_settings (self, frame, &settings, &want_stats, &stats_interval)) {
+  } else if (!frame_settings (self, frame, &settings, &want_stats, &stats_interval, chosen)) {
     gst_video_encoder_finish_frame (encoder, frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -507,7 +512,8 @@ submit_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame)
   GstCudaDeltaEncState *st = self->state;
   GstCudaDeltaEncState::Submitted sub { frame, GstVideoFrame (), -1, false, 0 };
   cudafx::DeltaEncodeSettings settings;
-  if (!frame_settings (self, frame, &settings, &sub.want_stats, &sub.stats_interval)) {
+  if (!frame_settings (self, frame, &settings, &sub.want_stats, &sub.stats_interval,
+          GST_CUDA_DELTA_COMPRESSION_PREDICTIVE)) {
     gst_video_encoder_finish_frame (encoder, frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -543,9 +549,17 @@ submit_frame (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame)
     }
   }
   if (!s.is_ok ()) {
+    /* the frames in flight are lost (the encoder starts again at a
+     * keyframe): both finished without output */
     GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("%s", s.message ().c_str ()), (nullptr));
     gst_video_encoder_finish_frame (encoder, frame);
-    discard_submitted (self);
+    if (st->submitted) {
+      GstCudaDeltaEncState::Submitted before = *st->submitted;
+      st->submitted.reset ();
+      release_submitted_input (self, &before);
+      gst_video_encoder_finish_frame (encoder, before.frame);
+    }
+    st->key_next = true;
     return GST_FLOW_ERROR;
   }
   std::optional < GstCudaDeltaEncState::Submitted > before = st->submitted;
@@ -586,6 +600,7 @@ flush_submitted (GstCudaDeltaEnc * self)
     s = cudafx::Status::error (cudafx::StatusCode::Internal,
         "the pipelined encoder lost a frame");
   if (!s.is_ok ()) {
+    st->key_next = true;
     GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("%s", s.message ().c_str ()), (nullptr));
     gst_video_encoder_finish_frame (GST_VIDEO_ENCODER (self), sub.frame);
     return GST_FLOW_ERROR;
@@ -693,9 +708,9 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   if (!st->overlapping)
     return encode_frame (self, frame, nullptr);
   GST_OBJECT_LOCK (self);
-  const bool pipelined = st->compression == GST_CUDA_DELTA_COMPRESSION_PREDICTIVE;
+  const GstCudaDeltaCompression compression = st->compression;
   GST_OBJECT_UNLOCK (self);
-  if (pipelined) {
+  if (compression == GST_CUDA_DELTA_COMPRESSION_PREDICTIVE) {
     /* a frame of another compression held back goes first */
     const GstFlowReturn ret = encode_held (self);
     if (ret != GST_FLOW_OK) {
@@ -723,11 +738,12 @@ gst_cuda_delta_enc_handle_frame (GstVideoEncoder * encoder, GstVideoCodecFrame *
   GstFlowReturn ret = encode_held (self);
   if (!staged) {
     if (ret == GST_FLOW_OK)
-      return encode_frame (self, frame, nullptr);
+      return encode_frame (self, frame, nullptr, compression);
     gst_video_encoder_finish_frame (encoder, frame);
     return ret;
   }
-  if (!frame_settings (self, frame, &next.settings, &next.want_stats, &next.stats_interval)) {
+  if (!frame_settings (self, frame, &next.settings, &next.want_stats, &next.stats_interval,
+          compression)) {
     {
       GstCudaFxDevice::Scope scope (st->dev);
       (void) st->ahead.finish (next.slot);

@@ -352,7 +352,9 @@ class DeltaEncoderCuda {
   // SM) then runs beside the next frame's search instead of after it.
   // `cur` is read after submit() returns: keep it unchanged until the next
   // submit() or flush() has returned, or `stream` has been synchronised.
-  // encode() while a frame is submitted is an error (flush() first).
+  // encode() while a frame is submitted is an error (flush() first). After
+  // a failed submit() or flush() the frames in flight are lost and the next
+  // frame is a keyframe.
   Status submit(const ImageView& cur, const DeltaEncodeSettings& settings, StreamHandle stream,
                 DeltaPacketParts* previous, bool* got, DeltaEncodeStats* stats = nullptr);
   Status flush(DeltaPacketParts* last, bool* got, DeltaEncodeStats* stats = nullptr);
@@ -380,6 +382,7 @@ class DeltaEncoderCuda {
   // Waits for slot's prediction; its vectors become the next frame's
   // candidates.
   Status await_prediction(int slot);
+  void abandon_submitted();
   Status code_predicted(int slot, StreamHandle stream, std::vector<uint8_t>* packet,
                         DeltaPacketParts* apart, DeltaEncodeStats* stats);
 

@@ -121,28 +121,38 @@ Status DeltaEncoderCuda::submit(const ImageView& cur, const DeltaEncodeSettings&
     return Status::invalid("delta encoder: refresh period must be 0 or more");
   if (s.compression != DeltaCompression::Predictive)
     return Status::invalid("delta encoder: submit() is format 4's (compression=predictive)");
+  // The second slot (each step a no-op once done, so a failed one is tried
+  // again).
   if (!coder_stream_)
     CUDAFX_TRY(coder_stream_.create());
   Predicted& other = predicted_[1];
-  if (!other.modes.get()) {
-    CUDAFX_TRY(other.modes.allocate(layout_.tile_count()));
-    CUDAFX_TRY(other.sum.allocate(sizeof(uint64_t)));
-    CUDAFX_TRY(other.done.create_blocking());
-  }
+  CUDAFX_TRY(other.modes.allocate(layout_.tile_count()));
+  CUDAFX_TRY(other.sum.allocate(sizeof(uint64_t)));
+  CUDAFX_TRY(other.done.create_blocking());
   const int last = submitted_, slot = last < 0 ? 0 : last ^ 1;
   // The last frame's prediction is done (its vectors are this frame's
   // candidates) before this one's is queued, and its coding goes beside it.
-  if (last >= 0)
-    CUDAFX_TRY(await_prediction(last));
-  submitted_ = -1;  // on an error below the stream is not resumable
-  CUDAFX_TRY(predict(cur, s, s.force_keyframe || !have_ref_, slot, stream));
-  if (last >= 0) {
-    previous->head.clear();
-    CUDAFX_TRY(code_predicted(last, coder_stream_.get(), &previous->head, previous, stats));
-    *got = true;
+  Status st = last >= 0 ? await_prediction(last) : Status::ok();
+  if (st.is_ok())
+    st = predict(cur, s, s.force_keyframe || !have_ref_, slot, stream);
+  if (st.is_ok() && last >= 0) {
+    st = code_predicted(last, coder_stream_.get(), &previous->head, previous, stats);
+    *got = st.is_ok();
+  }
+  if (!st.is_ok()) {
+    abandon_submitted();
+    return st;
   }
   submitted_ = slot;
   return Status::ok();
+}
+
+// After a failed submit() or flush(): a packet was lost, so the stream
+// starts again at a keyframe, with no candidates from before.
+void DeltaEncoderCuda::abandon_submitted() {
+  submitted_ = -1;
+  have_ref_ = false;
+  previous_vectors_set_ = false;
 }
 
 Status DeltaEncoderCuda::flush(DeltaPacketParts* last, bool* got, DeltaEncodeStats* stats) {
@@ -154,8 +164,13 @@ Status DeltaEncoderCuda::flush(DeltaPacketParts* last, bool* got, DeltaEncodeSta
     return Status::ok();
   const int slot = submitted_;
   submitted_ = -1;
-  CUDAFX_TRY(await_prediction(slot));
-  CUDAFX_TRY(code_predicted(slot, coder_stream_.get(), &last->head, last, stats));
+  Status st = await_prediction(slot);
+  if (st.is_ok())
+    st = code_predicted(slot, coder_stream_.get(), &last->head, last, stats);
+  if (!st.is_ok()) {
+    abandon_submitted();
+    return st;
+  }
   *got = true;
   return Status::ok();
 }

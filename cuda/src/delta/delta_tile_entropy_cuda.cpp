@@ -125,8 +125,7 @@ Status DeltaTileEntropyCuda::count(int quantiser, bool keyframe, const uint8_t* 
     return Status::invalid("delta v4 CUDA coder: no such slot");
   Counted& c = counted_[slot];
   c.quantiser = -1;
-  if (!c.histogram.get())
-    CUDAFX_TRY(allocate(&c));
+  CUDAFX_TRY(allocate(&c));  // a no-op once done (a failed one is tried again)
   const size_t table = c.histogram.size();
   CUDAFX_TRY(fill_bytes_async(c.histogram.get(), 0, table, stream));
   CUDAFX_TRY(delta_lanes_count_cuda(
