@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/block_scan.cuh"
 #include "common/cuda_check.hpp"
 #include "cudafx/delta_predict_math.hpp"
 #include "cudafx/delta_tile_entropy_cuda.hpp"
@@ -271,41 +272,18 @@ __global__ void __launch_bounds__(32) lanes_code(const DeltaLaneDevice* __restri
 constexpr int kScanThreads = 1024;
 __global__ void __launch_bounds__(kScanThreads)
     lanes_offsets(const uint32_t* __restrict__ sizes, unsigned n, uint32_t* __restrict__ offsets) {
-  __shared__ uint32_t warp_total[kScanThreads / 32];
+  __shared__ unsigned warp_sums[32];
   const unsigned per = (n + kScanThreads - 1) / kScanThreads;
   const unsigned begin = min(n, threadIdx.x * per), end = min(n, begin + per);
   uint32_t sum = 0;
   for (unsigned i = begin; i < end; i++) sum += sizes[i];
-  // The threads' sums scanned: within each warp, then the warps' totals.
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  uint32_t inclusive = sum;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const uint32_t v = __shfl_up_sync(kFull, inclusive, d);
-    if (lane >= static_cast<unsigned>(d))
-      inclusive += v;
-  }
-  if (lane == 31)
-    warp_total[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0) {
-    uint32_t t = warp_total[lane];
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const uint32_t v = __shfl_up_sync(kFull, t, d);
-      if (lane >= static_cast<unsigned>(d))
-        t += v;
-    }
-    warp_total[lane] = t;  // inclusive
-  }
-  __syncthreads();
-  uint32_t before = inclusive - sum + (warp > 0 ? warp_total[warp - 1] : 0u);
+  uint32_t before = block_exclusive_scan(sum, warp_sums);
   for (unsigned i = begin; i < end; i++) {
     offsets[i] = before;
     before += sizes[i];
   }
-  if (threadIdx.x == kScanThreads - 1)
-    offsets[n] = warp_total[kScanThreads / 32 - 1];
+  if (threadIdx.x == kScanThreads - 1)  // the last thread's range ends at the total
+    offsets[n] = before;
 }
 
 // A warp a lane: its stream copied to its place.
@@ -349,6 +327,24 @@ static_assert(kDeltaCrcPieceBytes % kCrcPartBytes == 0 && kCrcThreads % kCrcPart
                   kCrcPartBytes % 8 == 0,
               "whole parts of eight-byte steps, whole pieces a block");
 
+// Slicing by 8: a 4-byte word w's part of the CRC register's step through
+// it, the word `first` (4: the first of eight bytes, 0: the second) ...
+__device__ __forceinline__ uint32_t crc_word(const uint32_t (*table)[256], int first, uint32_t w) {
+  return table[first + 3][w & 0xff] ^ table[first + 2][(w >> 8) & 0xff] ^
+         table[first + 1][(w >> 16) & 0xff] ^ table[first][w >> 24];
+}
+// ... the register after eight bytes whose words are lo (the register
+// already XORed into it) and hi; through eight zero bytes it is the first
+// word alone (the fold); and after one byte.
+__device__ __forceinline__ uint32_t crc_step8(const uint32_t (*table)[256], uint32_t lo,
+                                              uint32_t hi) {
+  return crc_word(table, 4, lo) ^ crc_word(table, 0, hi);
+}
+__device__ __forceinline__ uint32_t crc_step1(const uint32_t (*table)[256], uint32_t c,
+                                              uint32_t byte) {
+  return table[0][(c ^ byte) & 0xff] ^ (c >> 8);
+}
+
 __global__ void __launch_bounds__(kCrcThreads)
     crc_pieces(const uint8_t* __restrict__ data, const uint32_t* __restrict__ total,
                uint32_t* __restrict__ crcs) {
@@ -382,13 +378,10 @@ __global__ void __launch_bounds__(kCrcThreads)
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
       const uint2 w = *reinterpret_cast<const uint2*>(p + i);
-      const uint32_t lo = w.x ^ c, hi = w.y;
-      c = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^ table[5][(lo >> 16) & 0xff] ^
-          table[4][lo >> 24] ^ table[3][hi & 0xff] ^ table[2][(hi >> 8) & 0xff] ^
-          table[1][(hi >> 16) & 0xff] ^ table[0][hi >> 24];
+      c = crc_step8(table, w.x ^ c, w.y);
     }
     for (; i < n; i++)
-      c = table[0][(c ^ p[i]) & 0xff] ^ (c >> 8);
+      c = crc_step1(table, c, p[i]);
     c ^= 0xffffffffu;
   }
   part_crc[threadIdx.x] = c;
@@ -403,10 +396,9 @@ __global__ void __launch_bounds__(kCrcThreads)
       break;
     size_t zeros = min(kCrcPartBytes, size - from);
     for (; zeros >= 8; zeros -= 8)  // eight zero bytes: the data words are 0
-      folded = table[7][folded & 0xff] ^ table[6][(folded >> 8) & 0xff] ^
-               table[5][(folded >> 16) & 0xff] ^ table[4][folded >> 24];
+      folded = crc_word(table, 4, folded);
     for (; zeros > 0; zeros--)
-      folded = table[0][folded & 0xff] ^ (folded >> 8);
+      folded = crc_step1(table, folded, 0);
     folded ^= part_crc[threadIdx.x + k];
   }
   crcs[piece] = folded;

@@ -61,6 +61,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/block_scan.cuh"
 #include "common/cuda_check.hpp"
 #include "cudafx/harris.hpp"
 #include "cudafx/harris_math.hpp"
@@ -293,35 +294,6 @@ __device__ void bitonic_sort(unsigned long long* sk, unsigned p2) {
     }
     register_stages(k, k, 32);
   }
-}
-
-// The inclusive prefix sum of v over the warp's lanes.
-__device__ unsigned warp_inclusive_scan(unsigned v, unsigned lane) {
-#pragma unroll
-  for (unsigned off = 1; off < 32; off <<= 1) {
-    const unsigned y = __shfl_up_sync(0xffffffffu, v, off);
-    if (lane >= off)
-      v += y;
-  }
-  return v;
-}
-
-// The exclusive prefix sum of v over the block's threads (blockDim.x a
-// multiple of 32, at most 1024); `warp_sums` is shared, 32 values.
-__device__ unsigned block_exclusive_scan(unsigned v, unsigned* warp_sums) {
-  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  const unsigned x = warp_inclusive_scan(v, lane);
-  if (lane == 31)
-    warp_sums[warp] = x;
-  __syncthreads();
-  if (warp == 0) {
-    const unsigned w = lane < warps ? warp_sums[lane] : 0u;
-    const unsigned s = warp_inclusive_scan(w, lane);
-    if (lane < warps)
-      warp_sums[lane] = s - w;
-  }
-  __syncthreads();
-  return warp_sums[warp] + x - v;
 }
 
 // The m smallest of the n keys into sk (in any order), by a radix select:
