@@ -137,11 +137,21 @@ bool columns_inside(const TileSite& s, int dx, int row_bytes) {
   return s.x0 / s.c + dx >= 0 && (s.x0 + s.w - 1) / s.c + dx <= row_bytes / s.c - 1;
 }
 
+// For a tile moved past the plane's side: where each of its byte columns
+// reads (clamped), worked out once for all its rows (it is a division a
+// byte; per row it was the search's hottest loop on small frames).
+void moved_columns(const TileSite& s, int dx, int row_bytes, int column[kDeltaTileW]) {
+  for (int x = 0; x < s.w; x++) column[x] = delta_moved_column(s.x0 + x, dx, s.c, row_bytes);
+}
+
 // The prediction of a tile moved by (dx, dy), from plane i of `prev`, into
 // `pred` (w bytes a row).
 void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const TileSite& s,
                   int dx, int dy, uint8_t* pred) {
   const bool inside = columns_inside(s, dx, p.row_bytes);
+  int column[kDeltaTileW];
+  if (!inside)
+    moved_columns(s, dx, p.row_bytes, column);
   for (int y = 0; y < s.h; y++) {
     const uint8_t* src =
         prev.data[i] + static_cast<size_t>(delta_moved_row(s.y0 + y, dy, p.height)) * prev.pitch[i];
@@ -149,8 +159,7 @@ void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const
     if (inside) {
       std::memcpy(out, src + s.x0 + dx * s.c, s.w);
     } else {
-      for (int x = 0; x < s.w; x++)
-        out[x] = src[delta_moved_column(s.x0 + x, dx, s.c, p.row_bytes)];
+      for (int x = 0; x < s.w; x++) out[x] = src[column[x]];
     }
   }
 }
@@ -173,15 +182,13 @@ int sad_bytes(const uint8_t* a, const uint8_t* b, int n) {
 
 // The sum of absolute differences between the tile of `cur` and plane i of
 // `prev` moved by (dx, dy); stops early once it reaches `limit` (a sum
-// that large loses to the best anyway). A tile moved past the plane's side
-// reads clamped columns, worked out once for its rows (they were a
-// division a byte, in the search's hottest loop on small frames).
+// that large loses to the best anyway).
 int moved_sad(const uint8_t* cur, size_t cp, const ImageView& prev, int i,
               const DeltaPlaneLayout& p, const TileSite& s, int dx, int dy, int limit) {
   const bool inside = columns_inside(s, dx, p.row_bytes);
   int column[kDeltaTileW];
   if (!inside)
-    for (int x = 0; x < s.w; x++) column[x] = delta_moved_column(s.x0 + x, dx, s.c, p.row_bytes);
+    moved_columns(s, dx, p.row_bytes, column);
   int sad = 0;
   for (int y = 0; y < s.h && sad < limit; y++) {
     const uint8_t* c = cur + static_cast<size_t>(y) * cp;
