@@ -323,6 +323,11 @@ struct DeltaPacketParts {
   const uint8_t* tail = nullptr;
   size_t tail_size = 0;
   size_t size() const { return head.size() + tail_size; }
+  void clear() {
+    head.clear();
+    tail = nullptr;
+    tail_size = 0;
+  }
 };
 
 // The encoder on a CUDA device: the reference stays in device memory; the
@@ -362,6 +367,7 @@ class DeltaEncoderCuda {
   const ImageView& reference() const { return ref_; }  // device memory
 
  private:
+  Status validate(const ImageView& cur, const DeltaEncodeSettings& settings) const;
   // `apart`: the lanes are left in pinned memory and it says where.
   Status encode_packet(const ImageView& cur, const DeltaEncodeSettings& settings,
                        StreamHandle stream, std::vector<uint8_t>* packet,

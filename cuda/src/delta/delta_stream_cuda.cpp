@@ -48,19 +48,25 @@ Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings&
 Status DeltaEncoderCuda::encode(const ImageView& cur, const DeltaEncodeSettings& s,
                                 StreamHandle stream, DeltaPacketParts* packet,
                                 DeltaEncodeStats* stats) {
-  packet->tail = nullptr;
-  packet->tail_size = 0;
+  packet->clear();
   return encode_packet(cur, s, stream, &packet->head, packet, stats);
 }
 
-Status DeltaEncoderCuda::encode_packet(const ImageView& cur, const DeltaEncodeSettings& s,
-                                       StreamHandle stream, std::vector<uint8_t>* packet,
-                                       DeltaPacketParts* apart, DeltaEncodeStats* stats) {
+// The checks of encode() and submit(): the frame against the encoder's
+// format, the settings' ranges.
+Status DeltaEncoderCuda::validate(const ImageView& cur, const DeltaEncodeSettings& s) const {
   CUDAFX_TRY(validate_view(cur, layout_.desc, "delta encoder input"));
   if (s.threshold < 0 || s.threshold > 255)
     return Status::invalid("delta encoder: threshold must be 0..255");
   if (s.refresh_period < 0)
     return Status::invalid("delta encoder: refresh period must be 0 or more");
+  return Status::ok();
+}
+
+Status DeltaEncoderCuda::encode_packet(const ImageView& cur, const DeltaEncodeSettings& s,
+                                       StreamHandle stream, std::vector<uint8_t>* packet,
+                                       DeltaPacketParts* apart, DeltaEncodeStats* stats) {
+  CUDAFX_TRY(validate(cur, s));
   if (submitted_ >= 0)
     return Status::invalid("delta encoder: encode() with a frame submitted (flush() it first)");
   const bool key = s.force_keyframe || !have_ref_;
@@ -111,14 +117,8 @@ Status DeltaEncoderCuda::submit(const ImageView& cur, const DeltaEncodeSettings&
                                 StreamHandle stream, DeltaPacketParts* previous, bool* got,
                                 DeltaEncodeStats* stats) {
   *got = false;
-  previous->head.clear();
-  previous->tail = nullptr;
-  previous->tail_size = 0;
-  CUDAFX_TRY(validate_view(cur, layout_.desc, "delta encoder input"));
-  if (s.threshold < 0 || s.threshold > 255)
-    return Status::invalid("delta encoder: threshold must be 0..255");
-  if (s.refresh_period < 0)
-    return Status::invalid("delta encoder: refresh period must be 0 or more");
+  previous->clear();
+  CUDAFX_TRY(validate(cur, s));
   if (s.compression != DeltaCompression::Predictive)
     return Status::invalid("delta encoder: submit() is format 4's (compression=predictive)");
   // The second slot (each step a no-op once done, so a failed one is tried
@@ -157,9 +157,7 @@ void DeltaEncoderCuda::abandon_submitted() {
 
 Status DeltaEncoderCuda::flush(DeltaPacketParts* last, bool* got, DeltaEncodeStats* stats) {
   *got = false;
-  last->head.clear();
-  last->tail = nullptr;
-  last->tail_size = 0;
+  last->clear();
   if (submitted_ < 0)
     return Status::ok();
   const int slot = submitted_;
