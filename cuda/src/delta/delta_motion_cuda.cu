@@ -145,15 +145,17 @@ template <class Q>
 __device__ __forceinline__ int lane_cost(const LaneTile& lt, const TileSite& s, int dx, int dy,
                                          const Q& q, const uint8_t* cost, bool* any) {
   int total = 0;
+  bool nonzero = false;
+  // One byte against its prediction: its symbol's cost, and whether it is 0.
+  const auto add = [&](int source, int predicted) {
+    const int m = delta_fold(q.quantise(source - predicted));
+    total += cost[m];
+    nonzero |= m != 0;
+  };
   if (moved_inside(lt, s, dx, dy)) {
-    bool nonzero = false;
     moved_words(lt, s, dx, dy, [&](int k, uint32_t moved) {
 #pragma unroll
-      for (int b = 0; b < 4; b++) {
-        const int m = delta_fold(q.quantise(byte_of(lt.cur[k], b) - byte_of(moved, b)));
-        total += cost[m];
-        nonzero |= m != 0;
-      }
+      for (int b = 0; b < 4; b++) add(byte_of(lt.cur[k], b), byte_of(moved, b));
     });
     *any |= nonzero;
     return total;
@@ -171,13 +173,12 @@ __device__ __forceinline__ int lane_cost(const LaneTile& lt, const TileSite& s, 
         if (b < lt.nvalid) {
           const int px = (lt.col + b) / c, ch = lt.col + b - px * c;
           const int x = min(max(px + dx, 0), last);
-          const int m = delta_fold(q.quantise(byte_of(lt.cur[k], b) - row[x * c + ch]));
-          total += cost[m];
-          *any |= m != 0;
+          add(byte_of(lt.cur[k], b), row[x * c + ch]);
         }
       }
     }
   }
+  *any |= nonzero;
   return total;
 }
 
