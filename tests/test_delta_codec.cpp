@@ -16,6 +16,7 @@
 #include "cudafx/delta_predict_math.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
 #include "support/clip.hpp"
+#include "support/delta_parts.hpp"
 #include "support/delta_reseal.hpp"
 #include "support/gpu.hpp"
 #include "support/host_image.hpp"
@@ -640,10 +641,8 @@ TEST_P(DeltaCudaEncoder, PacketsEqualTheCpuEncoders) {
       EXPECT_EQ(a, b) << size.first << "x" << size.second << " frame " << n;
       DeltaEncodeStats stats;
       ASSERT_TRUE(gpu_parts->encode(dev.view(), settings, stream.get(), &parts, &stats).is_ok());
-      std::vector<uint8_t> joined = parts.head;
-      if (parts.tail_size > 0)
-        joined.insert(joined.end(), parts.tail, parts.tail + parts.tail_size);
-      EXPECT_EQ(a, joined) << size.first << "x" << size.second << " frame " << n << " in parts";
+      EXPECT_EQ(a, testing_support::joined(parts))
+          << size.first << "x" << size.second << " frame " << n << " in parts";
       EXPECT_EQ(stats.packet_bytes, a.size());
       if (settings.compression != DeltaCompression::Predictive) {
         EXPECT_EQ(parts.tail_size, 0u);  // format 3 has no lanes
@@ -675,12 +674,6 @@ TEST(DeltaCudaEncoderPipeline, RefusesFormat3AndEncodeWhileAFrameIsSubmitted) {
   std::vector<std::vector<uint8_t>> want(clip.size());
   for (size_t n = 0; n < clip.size(); n++)
     ASSERT_TRUE(cpu->encode(clip[n].view(), s, &want[n]).is_ok());
-  const auto joined = [](const DeltaPacketParts& p) {
-    std::vector<uint8_t> v = p.head;
-    if (p.tail_size > 0)
-      v.insert(v.end(), p.tail, p.tail + p.tail_size);
-    return v;
-  };
   DeltaPacketParts parts;
   bool got = true;
   DeltaEncodeSettings rans = s;
@@ -694,13 +687,13 @@ TEST(DeltaCudaEncoderPipeline, RefusesFormat3AndEncodeWhileAFrameIsSubmitted) {
   ASSERT_TRUE(in1.upload(clip[1].view(), stream.get()).is_ok());
   ASSERT_TRUE(gpu->submit(in1.view(), s, stream.get(), &parts, &got).is_ok());
   ASSERT_TRUE(got);
-  EXPECT_EQ(joined(parts), want[0]);
+  EXPECT_EQ(testing_support::joined(parts), want[0]);
   std::vector<uint8_t> pkt;
   st = gpu->encode(in1.view(), s, stream.get(), &pkt);
   EXPECT_EQ(st.message(), "delta encoder: encode() with a frame submitted (flush() it first)");
   ASSERT_TRUE(gpu->flush(&parts, &got).is_ok());
   ASSERT_TRUE(got);
-  EXPECT_EQ(joined(parts), want[1]);
+  EXPECT_EQ(testing_support::joined(parts), want[1]);
   for (size_t n = 2; n < clip.size(); n++) {
     ASSERT_TRUE(in0.upload(clip[n].view(), stream.get()).is_ok());
     ASSERT_TRUE(gpu->encode(in0.view(), s, stream.get(), &pkt).is_ok());

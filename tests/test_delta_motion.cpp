@@ -14,6 +14,7 @@
 
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_motion.hpp"
+#include "support/delta_parts.hpp"
 #include "support/delta_reseal.hpp"
 #include "support/gpu.hpp"
 #include "support/host_image.hpp"
@@ -509,9 +510,7 @@ TEST_P(DeltaMotionCuda, EncoderAndDecoderEqualTheCpu) {
         std::vector<size_t> cpu_moved;
         size_t piped_next = 0;  // the frame whose packet submit() gives next
         const auto take_piped = [&](const DeltaPacketParts& parts, const DeltaEncodeStats& st) {
-          std::vector<uint8_t> joined = parts.head;
-          if (parts.tail_size > 0)
-            joined.insert(joined.end(), parts.tail, parts.tail + parts.tail_size);
+          const std::vector<uint8_t> joined = testing_support::joined(parts);
           ASSERT_LT(piped_next, cpu_packets.size());
           EXPECT_EQ(cpu_packets[piped_next], joined)
               << format_info(f).name << " " << size.first << "x" << size.second
