@@ -77,7 +77,9 @@ class DeltaTileEntropy {
   //   (kDeltaContexts x 256), checks the values, chooses the tables as
   //   encode() does (keyframe: none reused), appends them to *out and
   //   fills `coding` (kDeltaContexts x 256 entries, null: not wanted) with
-  //   how each value is coded under them;
+  //   how each value is coded under them (the buffer of the last call again
+  //   is only written where the tables changed: it must still hold what
+  //   that call left);
   // - append_lanes: the lane directory for streams of sizes[li] bytes (0:
   //   the lane is absent), to be followed by the streams in lane order.
   Status encode_tables(int quantiser, bool keyframe, const uint32_t* counts, bool reuse_tables,

@@ -116,15 +116,30 @@ double table_bits(const Table& t) {
   return bits;
 }
 
+// The bits a value of frequency f costs, kRansScaleBits - log2(f), for
+// every f in 1..kRansScale: the same doubles std::log2 gives, made once (a
+// log2 a value seen, twice a context a frame, had been a fifth of the CUDA
+// encoder's host time for its tables).
+const double* symbol_bits() {
+  static const std::vector<double> bits = [] {
+    std::vector<double> b(kRansScale + 1, INFINITY);
+    for (uint32_t f = 1; f <= kRansScale; f++)
+      b[f] = kRansScaleBits - std::log2(static_cast<double>(f));
+    return b;
+  }();
+  return bits.data();
+}
+
 // Bits `counts` cost under table `t`, or infinity when t cannot code them.
 double coded_bits(const uint32_t* counts, int alphabet, const Table& t) {
+  const double* cost = symbol_bits();
   double bits = 0;
   for (int v = 0; v < alphabet; v++) {
     if (!counts[v])
       continue;
     if (v >= t.n || t.freq[v] == 0)
       return INFINITY;
-    bits += counts[v] * (kRansScaleBits - std::log2(static_cast<double>(t.freq[v])));
+    bits += counts[v] * cost[t.freq[v]];
   }
   return bits;
 }
@@ -166,8 +181,13 @@ struct DeltaTileEntropy::Impl {
   std::vector<size_t> sequence_offset;
   std::vector<size_t> sequence_size;
   Table enc[kDeltaContexts];
-  // How each (context, value) is coded under enc (encode_tables), as RansSymbols.
+  // How each (context, value) is coded under enc (encode_tables), as
+  // RansSymbols: entries at and past a context's enc[ctx].n are zero.
+  // Remade only for the contexts whose table a frame changes, and so is
+  // `mirror`, the caller's copy that the last encode_tables filled.
   std::vector<DeltaCodingEntry> coding = std::vector<DeltaCodingEntry>(kDeltaContexts * 256);
+  int coded_n[kDeltaContexts] = {};  // enc[ctx].n when its entries were made
+  DeltaCodingEntry* mirror = nullptr;
   std::unique_ptr<DecodeTable[]> dec{new DecodeTable[kDeltaContexts]};
   // Whether enc / dec hold a table the next frame may reuse: the one the
   // last frame since the last keyframe coded the context with.
@@ -341,6 +361,7 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
   if (keyframe)
     reset();
   BitWriter bits(out);
+  bool changed[kDeltaContexts] = {};
   for (int ctx = 0; ctx < kDeltaContexts; ctx++) {
     const int alphabet = alphabet_of(ctx, nl.range);
     const uint32_t* counts = &total[ctx * 256];
@@ -355,6 +376,7 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
     }
     m.enc[ctx] = fresh;
     m.enc_valid[ctx] = fresh.n > 0;
+    changed[ctx] = true;
     bits.put(static_cast<uint32_t>(fresh.n), kTableCountBits);
     for (int v = 0; v < fresh.n; v++) bits.gamma(fresh.freq[v] + 1u);
   }
@@ -364,13 +386,26 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
                 "coding entries are RansSymbols");
   const RansDivisors& div = rans_divisors();
   auto* sym = reinterpret_cast<RansSymbol*>(m.coding.data());
-  for (int ctx = 0; ctx < kDeltaContexts; ctx++)
-    for (int v = 0; v < 256; v++)
-      sym[ctx * 256 + v] = v < m.enc[ctx].n && m.enc[ctx].freq[v]
-                               ? RansSymbol(m.enc[ctx].start[v], m.enc[ctx].freq[v], div)
-                               : RansSymbol{};
+  const bool whole = coding && coding != m.mirror;  // a buffer not filled before
+  for (int ctx = 0; ctx < kDeltaContexts; ctx++) {
+    if (!changed[ctx] && !whole)
+      continue;
+    // Entries up to the longer of the old and the new table: past both
+    // they are zero already.
+    const Table& t = m.enc[ctx];
+    const int upto = whole ? 256 : std::max(t.n, m.coded_n[ctx]);
+    if (changed[ctx]) {
+      for (int v = 0; v < upto; v++)
+        sym[ctx * 256 + v] =
+            v < t.n && t.freq[v] ? RansSymbol(t.start[v], t.freq[v], div) : RansSymbol{};
+      m.coded_n[ctx] = t.n;
+    }
+    if (coding)
+      std::copy(m.coding.begin() + ctx * 256, m.coding.begin() + ctx * 256 + upto,
+                coding + ctx * 256);
+  }
   if (coding)
-    std::copy(m.coding.begin(), m.coding.end(), coding);
+    m.mirror = coding;
   return Status::ok();
 }
 
