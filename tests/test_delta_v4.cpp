@@ -936,6 +936,48 @@ TEST(DeltaV4CudaCoder, ManyLanesArePlacedAndCodedAsOnTheCpu) {
   }
 }
 
+// Each piece's CRC is zlib's crc32 of those bytes, for sizes around the
+// parts (256 bytes) and pieces (64 KB) a block joins, the last piece
+// short or whole; pieces past the size are not written.
+TEST(DeltaV4CudaCoder, CrcPiecesAreZlibsForEverySize) {
+  SKIP_WITHOUT_GPU();
+  CudaStream stream;
+  ASSERT_TRUE(stream.create().is_ok());
+  const size_t most = 5 * kDeltaCrcPieceBytes + 4099;
+  std::vector<uint8_t> data(most);
+  std::mt19937 rng(11);
+  for (uint8_t& b : data) b = static_cast<uint8_t>(rng());
+  DeviceBuffer data_dev, size_dev, crcs_dev;
+  const size_t max_pieces = most / kDeltaCrcPieceBytes + 1;
+  ASSERT_TRUE(data_dev.allocate(most).is_ok());
+  ASSERT_TRUE(size_dev.allocate(4).is_ok());
+  ASSERT_TRUE(crcs_dev.allocate(max_pieces * 4).is_ok());
+  ASSERT_TRUE(copy_bytes_async(data_dev.get(), data.data(), most, stream.get()).is_ok());
+  for (size_t size : {size_t{1}, size_t{7}, size_t{255}, size_t{256}, size_t{257}, size_t{4095},
+                      size_t{4096}, size_t{4097}, kDeltaCrcPieceBytes - 1, kDeltaCrcPieceBytes,
+                      kDeltaCrcPieceBytes + 1, 3 * kDeltaCrcPieceBytes + 777, most}) {
+    const uint32_t size32 = static_cast<uint32_t>(size);
+    std::vector<uint32_t> got(max_pieces, 0x5a5a5a5au);
+    ASSERT_TRUE(copy_bytes_async(crcs_dev.get(), got.data(), got.size() * 4, stream.get()).is_ok());
+    ASSERT_TRUE(copy_bytes_async(size_dev.get(), &size32, 4, stream.get()).is_ok());
+    ASSERT_TRUE(delta_crc_pieces_cuda(data_dev.bytes(), static_cast<const uint32_t*>(size_dev.get()),
+                                      most, static_cast<uint32_t*>(crcs_dev.get()), stream.get())
+                    .is_ok());
+    ASSERT_TRUE(copy_bytes_async(got.data(), crcs_dev.get(), got.size() * 4, stream.get()).is_ok());
+    ASSERT_TRUE(stream.synchronize().is_ok());
+    const size_t pieces = (size + kDeltaCrcPieceBytes - 1) / kDeltaCrcPieceBytes;
+    for (size_t i = 0; i < max_pieces; i++) {
+      if (i >= pieces) {
+        EXPECT_EQ(got[i], 0x5a5a5a5au) << "piece " << i << " past " << size << " bytes";
+        continue;
+      }
+      const size_t n = std::min(kDeltaCrcPieceBytes, size - i * kDeltaCrcPieceBytes);
+      const uLong want = crc32(0L, data.data() + i * kDeltaCrcPieceBytes, static_cast<uInt>(n));
+      EXPECT_EQ(got[i], static_cast<uint32_t>(want)) << "piece " << i << " of " << size << " bytes";
+    }
+  }
+}
+
 // The decoder keeps its tables in shared memory on the devices that offer
 // a block that much (sm_80 and sm_90: 163 and 227 KB; sm_75, sm_86 and sm_89
 // offer 64-99 KB and read them through the cache): on the GPU machine's

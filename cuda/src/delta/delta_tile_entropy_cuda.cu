@@ -312,20 +312,49 @@ __global__ void copy_out(const uint8_t* __restrict__ packed, const uint32_t* __r
     host[i] = packed[i];
 }
 
-// zlib's CRC-32 of each 4 KB piece, a block of kCrcThreads a group of
-// pieces: each thread takes 256 bytes of a piece eight bytes a step
-// ("slicing by 8": the eight tables in shared memory, built by each block
-// from the polynomial), then one thread a piece folds its 16 parts as
-// crc32_combine does (the CRC so far shifted through the next part's length
-// of zero bytes, raw, then that part's CRC XORed in). A thread a whole piece
-// took ~0.1 ms at any frame size: 512 dependent steps, few threads.
+// zlib's CRC-32 of each 64 KB piece, a block of kCrcThreads a piece: each
+// thread takes 256 bytes eight bytes a step ("slicing by 8": the eight
+// tables in shared memory, built by each block from the polynomial), then
+// the block joins its parts pairwise in eight rounds as crc32_combine does:
+// CRC(a b) = CRC(a) x^(8 |b|) mod P + CRC(b), the product in GF(2)[x] mod
+// the polynomial P (zlib's multmodp), x^(8 |b|) from the powers x^(2^k)
+// (zlib's x2n_table, made on the host). A thread a whole 4 KB piece took
+// ~0.1 ms at any frame size: 512 dependent steps, few threads.
 constexpr int kCrcThreads = 256;
 constexpr size_t kCrcPartBytes = 256;
-constexpr int kCrcParts = static_cast<int>(kDeltaCrcPieceBytes / kCrcPartBytes);
-constexpr int kCrcPiecesPerBlock = kCrcThreads / kCrcParts;
-static_assert(kDeltaCrcPieceBytes % kCrcPartBytes == 0 && kCrcThreads % kCrcParts == 0 &&
-                  kCrcPartBytes % 8 == 0,
-              "whole parts of eight-byte steps, whole pieces a block");
+static_assert(kDeltaCrcPieceBytes == kCrcThreads * kCrcPartBytes && kCrcPartBytes % 8 == 0,
+              "a piece is a block's parts, each of eight-byte steps");
+constexpr uint32_t kCrcPolynomial = 0xedb88320u;  // reflected, as zlib
+
+// a b mod P, CRC-32's bit order (x^0 is the top bit).
+CUDAFX_HD uint32_t crc_multiply(uint32_t a, uint32_t b) {
+  uint32_t p = 0;
+  for (int k = 0; k < 32; k++) {
+    p ^= (a & (0x80000000u >> k)) ? b : 0u;
+    b = (b >> 1) ^ ((b & 1) ? kCrcPolynomial : 0u);
+  }
+  return p;
+}
+
+// x^(2^k) mod P for k = 0..31.
+struct CrcPowers {
+  uint32_t x2n[32];
+};
+CrcPowers crc_powers() {
+  CrcPowers p;
+  p.x2n[0] = 0x40000000u;  // x^1
+  for (int k = 1; k < 32; k++) p.x2n[k] = crc_multiply(p.x2n[k - 1], p.x2n[k - 1]);
+  return p;
+}
+
+// x^(8 n) mod P: what a CRC is multiplied by to move it past n bytes.
+__device__ uint32_t crc_shift(const CrcPowers& powers, size_t n) {
+  uint32_t p = 0x80000000u;  // x^0
+  for (int k = 3; n; n >>= 1, k++)
+    if (n & 1)
+      p = crc_multiply(powers.x2n[k & 31], p);
+  return p;
+}
 
 // Slicing by 8: a 4-byte word w's part of the CRC register's step through
 // it, the word `first` (4: the first of eight bytes, 0: the second) ...
@@ -334,8 +363,7 @@ __device__ __forceinline__ uint32_t crc_word(const uint32_t (*table)[256], int f
          table[first + 1][(w >> 16) & 0xff] ^ table[first][w >> 24];
 }
 // ... the register after eight bytes whose words are lo (the register
-// already XORed into it) and hi; through eight zero bytes it is the first
-// word alone (the fold); and after one byte.
+// already XORed into it) and hi; and after one byte.
 __device__ __forceinline__ uint32_t crc_step8(const uint32_t (*table)[256], uint32_t lo,
                                               uint32_t hi) {
   return crc_word(table, 4, lo) ^ crc_word(table, 0, hi);
@@ -347,17 +375,17 @@ __device__ __forceinline__ uint32_t crc_step1(const uint32_t (*table)[256], uint
 
 __global__ void __launch_bounds__(kCrcThreads)
     crc_pieces(const uint8_t* __restrict__ data, const uint32_t* __restrict__ total,
-               uint32_t* __restrict__ crcs) {
+               uint32_t* __restrict__ crcs, const CrcPowers powers) {
   __shared__ uint32_t table[8][256];
   __shared__ uint32_t part_crc[kCrcThreads];
   const size_t size = *total;
-  const size_t first_piece = blockIdx.x * static_cast<size_t>(kCrcPiecesPerBlock);
-  if (first_piece * kDeltaCrcPieceBytes >= size)
-    return;  // the whole block is past the end (launched for the largest frame)
+  const size_t start = blockIdx.x * kDeltaCrcPieceBytes;
+  if (start >= size)
+    return;  // past the end (launched for the largest frame)
   for (int i = threadIdx.x; i < 256; i += blockDim.x) {
     uint32_t c = static_cast<uint32_t>(i);
     for (int k = 0; k < 8; k++)
-      c = (c >> 1) ^ ((c & 1) ? 0xedb88320u : 0u);
+      c = (c >> 1) ^ ((c & 1) ? kCrcPolynomial : 0u);
     table[0][i] = c;
   }
   __syncthreads();
@@ -366,10 +394,9 @@ __global__ void __launch_bounds__(kCrcThreads)
       table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xffu];
     __syncthreads();
   }
-  // This thread's part: its CRC (0 for a part past the end, never folded).
-  const size_t piece = first_piece + threadIdx.x / kCrcParts;
-  const int part = threadIdx.x % kCrcParts;
-  const size_t at = piece * kDeltaCrcPieceBytes + part * kCrcPartBytes;
+  // This thread's part: its CRC (0 for a part past the end, never joined).
+  const int part = threadIdx.x;
+  const size_t at = start + part * kCrcPartBytes;
   uint32_t c = 0;
   if (at < size) {
     const size_t n = min(kCrcPartBytes, size - at);
@@ -384,24 +411,25 @@ __global__ void __launch_bounds__(kCrcThreads)
       c = crc_step1(table, c, p[i]);
     c ^= 0xffffffffu;
   }
-  part_crc[threadIdx.x] = c;
+  part_crc[part] = c;
   __syncthreads();
-  const size_t start = piece * kDeltaCrcPieceBytes;
-  if (part != 0 || start >= size)
-    return;
-  uint32_t folded = part_crc[threadIdx.x];
-  for (int k = 1; k < kCrcParts; k++) {
-    const size_t from = start + k * kCrcPartBytes;
-    if (from >= size)
-      break;
-    size_t zeros = min(kCrcPartBytes, size - from);
-    for (; zeros >= 8; zeros -= 8)  // eight zero bytes: the data words are 0
-      folded = crc_word(table, 4, folded);
-    for (; zeros > 0; zeros--)
-      folded = crc_step1(table, folded, 0);
-    folded ^= part_crc[threadIdx.x + k];
+  // Round r joins parts of 2^r into parts of 2^(r+1): the left one's CRC
+  // moved past the right one's bytes (x^(2^(r+11)) when it is whole), the
+  // right one's added. A right part past the end leaves the left as it is.
+  for (int r = 0, width = 1; width < kCrcThreads; r++, width *= 2) {
+    if (part % (2 * width) == 0) {
+      const size_t right = start + (part + width) * kCrcPartBytes;
+      if (right < size) {
+        const size_t n = min(width * kCrcPartBytes, size - right);
+        const uint32_t shift =
+            n == width * kCrcPartBytes ? powers.x2n[r + 11] : crc_shift(powers, n);
+        part_crc[part] = crc_multiply(shift, part_crc[part]) ^ part_crc[part + width];
+      }
+    }
+    __syncthreads();
   }
-  crcs[piece] = folded;
+  if (part == 0)
+    crcs[blockIdx.x] = part_crc[0];
 }
 
 struct DecodeArgs {
@@ -813,7 +841,8 @@ Status delta_crc_pieces_cuda(const uint8_t* data, const uint32_t* size, size_t m
   if (reinterpret_cast<uintptr_t>(data) & 7)
     return Status::invalid("delta CRC pieces: the data must be 8-byte aligned");
   const size_t pieces = (max_size + kDeltaCrcPieceBytes - 1) / kDeltaCrcPieceBytes;
-  crc_pieces<<<blocks(pieces, kCrcPiecesPerBlock), kCrcThreads, 0, stream>>>(data, size, crcs);
+  static const CrcPowers powers = crc_powers();
+  crc_pieces<<<static_cast<unsigned>(pieces), kCrcThreads, 0, stream>>>(data, size, crcs, powers);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
