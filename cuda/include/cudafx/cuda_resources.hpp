@@ -16,6 +16,7 @@
 
 struct CUstream_st;
 struct CUevent_st;
+struct CUgraphExec_st;
 
 namespace cudafx {
 
@@ -150,6 +151,38 @@ class CudaEvent {
 
  private:
   CUevent_st* event_ = nullptr;
+};
+
+// Work captured once from a stream and launched again as one call: for a
+// fixed run of kernels and copies queued every frame with the same
+// arguments (each call queued costs the host microseconds; the graph's
+// launch costs about one). Move-only.
+class CudaGraph {
+ public:
+  CudaGraph() = default;
+  ~CudaGraph();
+  CudaGraph(CudaGraph&& o) noexcept;
+  CudaGraph& operator=(CudaGraph&& o) noexcept;
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+
+  // Replaces the graph by what `queue` queues on `stream` (a stream of the
+  // caller's own, not the legacy default stream, with nothing else queued
+  // on it meanwhile); nothing runs. On failure the graph is empty.
+  template <class Queue>
+  Status capture(StreamHandle stream, Queue&& queue) {
+    CUDAFX_TRY(begin_capture(stream));
+    return end_capture(stream, queue());
+  }
+  // Queues the captured work on `stream` (any stream).
+  Status launch(StreamHandle stream) const;
+  void reset();
+  explicit operator bool() const { return exec_ != nullptr; }
+
+ private:
+  Status begin_capture(StreamHandle stream);
+  Status end_capture(StreamHandle stream, Status queued);
+  CUgraphExec_st* exec_ = nullptr;
 };
 
 // Waits for the work queued on `stream` only.

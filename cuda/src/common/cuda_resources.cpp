@@ -134,6 +134,46 @@ Status CudaEvent::elapsed_since(const CudaEvent& start, float* ms) const {
   return Status::ok();
 }
 
+CudaGraph::~CudaGraph() { reset(); }
+CudaGraph::CudaGraph(CudaGraph&& o) noexcept : exec_(std::exchange(o.exec_, nullptr)) {}
+CudaGraph& CudaGraph::operator=(CudaGraph&& o) noexcept {
+  if (this != &o) {
+    reset();
+    exec_ = std::exchange(o.exec_, nullptr);
+  }
+  return *this;
+}
+void CudaGraph::reset() {
+  if (exec_)
+    cudaGraphExecDestroy(exec_);
+  exec_ = nullptr;
+}
+Status CudaGraph::begin_capture(StreamHandle stream) {
+  reset();
+  // Thread-local: other threads' calls (another element allocating) do
+  // not disturb the capture.
+  CUDAFX_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  return Status::ok();
+}
+Status CudaGraph::end_capture(StreamHandle stream, Status queued) {
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  Status st = queued.is_ok() ? cuda_status(ended, "cudaStreamEndCapture") : queued;
+  if (st.is_ok())
+    st = cuda_status(cudaGraphInstantiate(&exec_, graph, 0), "cudaGraphInstantiate");
+  if (graph)
+    cudaGraphDestroy(graph);
+  if (!st.is_ok())
+    exec_ = nullptr;
+  return st;
+}
+Status CudaGraph::launch(StreamHandle stream) const {
+  if (!exec_)
+    return Status::invalid("CUDA graph: launched before it was captured");
+  CUDAFX_CUDA_TRY(cudaGraphLaunch(exec_, stream));
+  return Status::ok();
+}
+
 Status copy_bytes_async(void* dst, const void* src, size_t bytes, StreamHandle stream) {
   CUDAFX_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));
   return Status::ok();

@@ -49,6 +49,14 @@ Status CudaEvent::synchronize() { return no_cuda(); }
 Status CudaEvent::wait(StreamHandle) const { return no_cuda(); }
 Status CudaEvent::elapsed_since(const CudaEvent&, float*) const { return no_cuda(); }
 
+CudaGraph::~CudaGraph() = default;
+CudaGraph::CudaGraph(CudaGraph&&) noexcept = default;
+CudaGraph& CudaGraph::operator=(CudaGraph&&) noexcept = default;
+void CudaGraph::reset() {}
+Status CudaGraph::begin_capture(StreamHandle) { return no_cuda(); }
+Status CudaGraph::end_capture(StreamHandle, Status) { return no_cuda(); }
+Status CudaGraph::launch(StreamHandle) const { return no_cuda(); }
+
 Status synchronize_stream(StreamHandle) { return no_cuda(); }
 Status copy_bytes_async(void*, const void*, size_t, StreamHandle) { return no_cuda(); }
 Status fill_bytes_async(void*, int, size_t, StreamHandle) { return no_cuda(); }
