@@ -60,7 +60,7 @@ class DeltaTileEntropyCuda {
   Status count(int quantiser, bool keyframe, const uint8_t* symbols, const uint8_t* modes,
                StreamHandle stream, int slot = 0);
   // `lanes_crc`, when given, receives the CRC-32 of the lanes it appends
-  // (worked out on the device in 4 KB pieces, joined on the host), for
+  // (worked out on the device in 64 KB pieces, joined on the host), for
   // the packet's payload CRC. With `lanes_apart` (and lanes_crc) the lanes
   // are not appended but left in pinned memory, lanes_crc->apart pointing
   // at them until the next code().
@@ -84,6 +84,18 @@ class DeltaTileEntropyCuda {
     bool keyframe = false;
   };
   Status allocate(Counted* c) const;
+  Status queue_coding(int slot, bool crc, StreamHandle stream);
+  Status launch_coding(int slot, bool crc, StreamHandle stream);
+  // queue_coding captured, by slot and with the CRC or not, and the pinned
+  // room it was captured for.
+  struct CodingGraph {
+    CudaGraph graph;
+    const void* host = nullptr;
+    size_t capacity = 0;
+  };
+  CodingGraph graphs_[kSlots][2];
+  CudaStream capture_stream_;
+  bool graphs_failed_ = false;
 
   size_t n_lanes_ = 0, n_pairs_ = 0;
   CudaEvent reached_;
