@@ -185,6 +185,46 @@ class CudaGraph {
   CUgraphExec_st* exec_ = nullptr;
 };
 
+// CudaGraphs by a key (what varies between the runs of some work: a slot,
+// flags, a buffer), each captured at its key's first launch and launched
+// after; at most N kept, the oldest replaced. Where a capture fails (a
+// driver without graphs), the work is queued call by call from then on:
+// slower, the same work. `queue(stream)` must queue the same calls for the
+// same key every time.
+template <class Key, int N>
+class CudaGraphCache {
+ public:
+  template <class Queue>
+  Status launch(const Key& key, StreamHandle stream, Queue&& queue) {
+    if (failed_)
+      return queue(stream);
+    for (Entry& e : entries_)
+      if (e.graph && e.key == key)
+        return e.graph.launch(stream);
+    Entry& e = entries_[next_];
+    next_ = (next_ + 1) % N;
+    Status st = capture_stream_ ? Status::ok() : capture_stream_.create();
+    if (st.is_ok())
+      st = e.graph.capture(capture_stream_.get(), [&] { return queue(capture_stream_.get()); });
+    if (!st.is_ok()) {
+      failed_ = true;
+      return queue(stream);
+    }
+    e.key = key;
+    return e.graph.launch(stream);
+  }
+
+ private:
+  struct Entry {
+    Key key{};
+    CudaGraph graph;
+  };
+  Entry entries_[N];
+  int next_ = 0;
+  CudaStream capture_stream_;
+  bool failed_ = false;
+};
+
 // Waits for the work queued on `stream` only.
 Status synchronize_stream(StreamHandle stream);
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -411,6 +412,9 @@ class DeltaEncoderCuda {
   std::vector<DeltaVector> previous_host_;  // the last frame's, for the global candidates
   uint32_t counter_ = 0;
   bool have_ref_ = false;
+  // predict()'s copies down and checksum as CUDA graphs, by slot and the
+  // vectors copied (none without the search).
+  CudaGraphCache<std::array<uintptr_t, 2>, 4> results_graphs_;
 };
 
 enum class DeltaDecodeResult {

@@ -20,6 +20,7 @@
 // does, to bring its modes and checksum back in the same wait).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -85,17 +86,15 @@ class DeltaTileEntropyCuda {
   };
   Status allocate(Counted* c) const;
   Status queue_coding(int slot, bool crc, StreamHandle stream);
-  Status launch_coding(int slot, bool crc, StreamHandle stream);
-  // queue_coding captured, by slot and with the CRC or not, and the pinned
-  // room it was captured for.
-  struct CodingGraph {
-    CudaGraph graph;
-    const void* host = nullptr;
-    size_t capacity = 0;
-  };
-  CodingGraph graphs_[kSlots][2];
-  CudaStream capture_stream_;
-  bool graphs_failed_ = false;
+  // count()'s and code()'s calls on the device as CUDA graphs (their calls
+  // queued one by one had cost ~40 us of a 2160p frame's host time), by
+  // what their arguments depend on: count by slot, quantiser range,
+  // keyframe and the symbols and modes read; code by slot, CRC or not and
+  // the pinned room it writes (which grows).
+  using CountKey = std::array<uintptr_t, 5>;
+  using CodingKey = std::array<uintptr_t, 4>;
+  CudaGraphCache<CountKey, 8> count_graphs_;
+  CudaGraphCache<CodingKey, 4> coding_graphs_;
 
   size_t n_lanes_ = 0, n_pairs_ = 0;
   CudaEvent reached_;

@@ -208,11 +208,18 @@ Status DeltaEncoderCuda::predict(const ImageView& cur, const DeltaEncodeSettings
   CUDAFX_TRY(delta_tiles_encode_cuda(layout_, cur, ref_, s.threshold,
                                      delta_intra_of(s, key, counter_), residual_dev_.bytes(),
                                      changed_dev_.bytes(), stream, search ? &motion : nullptr));
-  CUDAFX_TRY(copy_bytes_async(p.modes.get(), changed_dev_.get(), n_tiles, stream));
-  if (search)
-    CUDAFX_TRY(copy_bytes_async(p.vectors.get(), motion.vectors, vector_bytes, stream));
-  CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream));
-  CUDAFX_TRY(copy_bytes_async(p.sum.get(), sum_dev_.get(), sizeof(uint64_t), stream));
+  // The modes, vectors and checksum down: the same calls every frame of a
+  // slot (one graph: queued one by one, each call cost the host ~4 us).
+  const DeltaVector* vectors = search ? motion.vectors : nullptr;
+  CUDAFX_TRY(results_graphs_.launch(
+      {static_cast<uintptr_t>(slot), reinterpret_cast<uintptr_t>(vectors)}, stream,
+      [&](StreamHandle st) {
+        CUDAFX_TRY(copy_bytes_async(p.modes.get(), changed_dev_.get(), n_tiles, st));
+        if (vectors)
+          CUDAFX_TRY(copy_bytes_async(p.vectors.get(), vectors, vector_bytes, st));
+        CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), st));
+        return copy_bytes_async(p.sum.get(), sum_dev_.get(), sizeof(uint64_t), st);
+      }));
   CUDAFX_TRY(tiles_->count(delta_quantiser_for(s.threshold), key, residual_dev_.bytes(),
                            changed_dev_.bytes(), stream, slot));
   CUDAFX_TRY(p.done.record(stream));

@@ -126,14 +126,18 @@ Status DeltaTileEntropyCuda::count(int quantiser, bool keyframe, const uint8_t* 
   Counted& c = counted_[slot];
   c.quantiser = -1;
   CUDAFX_TRY(allocate(&c));  // a no-op once done (a failed one is tried again)
-  const size_t table = c.histogram.size();
-  CUDAFX_TRY(fill_bytes_async(c.histogram.get(), 0, table, stream));
-  CUDAFX_TRY(delta_lanes_count_cuda(
-      layout_, static_cast<const DeltaLaneDevice*>(lanes_dev_.get()), n_lanes_, symbols, modes,
-      keyframe, NearLossless(quantiser).range, static_cast<uint16_t*>(c.pairs.get()),
-      static_cast<uint32_t*>(c.pair_count.get()), static_cast<uint32_t*>(c.histogram.get()),
-      stream));
-  CUDAFX_TRY(copy_bytes_async(c.histogram_host.get(), c.histogram.get(), table, stream));
+  const int range = NearLossless(quantiser).range;
+  const CountKey key{static_cast<uintptr_t>(slot), static_cast<uintptr_t>(range), keyframe,
+                     reinterpret_cast<uintptr_t>(symbols), reinterpret_cast<uintptr_t>(modes)};
+  CUDAFX_TRY(count_graphs_.launch(key, stream, [&](StreamHandle s) {
+    const size_t table = c.histogram.size();
+    CUDAFX_TRY(fill_bytes_async(c.histogram.get(), 0, table, s));
+    CUDAFX_TRY(delta_lanes_count_cuda(
+        layout_, static_cast<const DeltaLaneDevice*>(lanes_dev_.get()), n_lanes_, symbols, modes,
+        keyframe, range, static_cast<uint16_t*>(c.pairs.get()),
+        static_cast<uint32_t*>(c.pair_count.get()), static_cast<uint32_t*>(c.histogram.get()), s));
+    return copy_bytes_async(c.histogram_host.get(), c.histogram.get(), table, s);
+  }));
   c.quantiser = quantiser;
   c.keyframe = keyframe;
   return Status::ok();
@@ -169,31 +173,6 @@ Status DeltaTileEntropyCuda::queue_coding(int slot, bool crc, StreamHandle strea
   return copy_bytes_async(total_host_.get(), offsets_dev + n_lanes_, sizeof(uint32_t), stream);
 }
 
-// queue_coding's calls, captured once a slot (and with or without the CRC)
-// as a CUDA graph and launched as one call: queued one by one, their nine
-// calls had cost ~40 us of a 2160p frame's host time. Captured again when
-// the pinned room for the coded frame has moved (a kernel writes it). Where
-// a capture fails (a driver without graphs), the calls are queued one by
-// one from then on: slower, the same work.
-Status DeltaTileEntropyCuda::launch_coding(int slot, bool crc, StreamHandle stream) {
-  if (graphs_failed_)
-    return queue_coding(slot, crc, stream);
-  CodingGraph& g = graphs_[slot][crc ? 1 : 0];
-  if (!g.graph || g.host != packed_host_.get() || g.capacity != packed_host_.size()) {
-    Status st = capture_stream_ ? Status::ok() : capture_stream_.create();
-    if (st.is_ok())
-      st = g.graph.capture(capture_stream_.get(),
-                           [&] { return queue_coding(slot, crc, capture_stream_.get()); });
-    if (!st.is_ok()) {
-      graphs_failed_ = true;
-      return queue_coding(slot, crc, stream);
-    }
-    g.host = packed_host_.get();
-    g.capacity = packed_host_.size();
-  }
-  return g.graph.launch(stream);
-}
-
 Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle stream,
                                   std::vector<uint8_t>* out, bool reuse_tables,
                                   DeltaPayloadTail* lanes_crc, bool lanes_apart, int slot) {
@@ -217,7 +196,11 @@ Status DeltaTileEntropyCuda::code(int quantiser, bool keyframe, StreamHandle str
   // one wait, after which the host writes the directory and joins the CRCs.
   // (Placing them on the host had cost a second wait and the host's work
   // between the two with the GPU idle: ~0.1 ms a 2160p frame.)
-  CUDAFX_TRY(launch_coding(slot, lanes_crc != nullptr, stream));
+  const bool crc = lanes_crc != nullptr;
+  const CodingKey key{static_cast<uintptr_t>(slot), crc,
+                      reinterpret_cast<uintptr_t>(packed_host_.get()), packed_host_.size()};
+  CUDAFX_TRY(coding_graphs_.launch(key, stream,
+                                   [&](StreamHandle s) { return queue_coding(slot, crc, s); }));
   CUDAFX_TRY(wait(stream));
   host_->append_lanes(static_cast<const uint32_t*>(sizes_host_.get()), out);
   const size_t total = *static_cast<const uint32_t*>(total_host_.get());
