@@ -42,15 +42,22 @@ struct Buffers {
   }
 };
 
+// A stream, the buffers and an empty cache of two graphs.
+class CudaGraphCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_GPU();
+    ASSERT_TRUE(stream.create().is_ok());
+    ASSERT_TRUE(b.make());
+  }
+  CudaStream stream;
+  Buffers b;
+  CudaGraphCache<std::array<uintptr_t, 1>, 2> cache;
+};
+
 }  // namespace
 
-TEST(CudaGraphCache, LaunchesReadTheBuffersNowAndKeysCaptureAnew) {
-  SKIP_WITHOUT_GPU();
-  CudaStream stream;
-  ASSERT_TRUE(stream.create().is_ok());
-  Buffers b;
-  ASSERT_TRUE(b.make());
-  CudaGraphCache<std::array<uintptr_t, 1>, 2> cache;
+TEST_F(CudaGraphCacheTest, LaunchesReadTheBuffersNowAndKeysCaptureAnew) {
   int captures = 0;
   for (int round = 0; round < 6; round++) {
     const size_t filled = round % 3 == 2 ? 100 : 10;  // the key
@@ -66,13 +73,7 @@ TEST(CudaGraphCache, LaunchesReadTheBuffersNowAndKeysCaptureAnew) {
   EXPECT_EQ(captures, 2) << "one capture a key";
 }
 
-TEST(CudaGraphCache, AFailedCaptureQueuesTheWorkCallByCall) {
-  SKIP_WITHOUT_GPU();
-  CudaStream stream;
-  ASSERT_TRUE(stream.create().is_ok());
-  Buffers b;
-  ASSERT_TRUE(b.make());
-  CudaGraphCache<std::array<uintptr_t, 1>, 2> cache;
+TEST_F(CudaGraphCacheTest, AFailedCaptureQueuesTheWorkCallByCall) {
   int captured = 0, direct = 0;
   for (int round = 0; round < 3; round++) {
     b.set_in(static_cast<uint8_t>(round + 5));
