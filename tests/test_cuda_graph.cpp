@@ -2,12 +2,14 @@
 // buffers at launch (not at capture), a new key captures anew, and a
 // capture that fails leaves the work queued call by call.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <array>
 #include <cstdint>
 #include <cstring>
 
 #include "cudafx/cuda_resources.hpp"
+#include "cudafx/delta_tile_entropy_cuda.hpp"
 #include "support/gpu.hpp"
 
 using namespace cudafx;
@@ -96,4 +98,35 @@ TEST_F(CudaGraphCacheTest, AFailedCaptureQueuesTheWorkCallByCall) {
     return Status::invalid("the work failed");
   });
   EXPECT_EQ(st.message(), "the work failed");
+}
+
+// A capture that CUDA itself refuses (a stream synchronised while it is
+// captured) leaves no error behind: the kernel queued call by call after it
+// (the CRC pieces, whose launch checks cudaGetLastError) runs and is right.
+TEST_F(CudaGraphCacheTest, ACaptureCudaRefusesLeavesNoErrorForTheWorkAfter) {
+  b.set_in(42);
+  const uint32_t size = static_cast<uint32_t>(kBytes);
+  std::memcpy(b.out.bytes(), &size, sizeof size);
+  DeviceBuffer size_dev, crc_dev;
+  ASSERT_TRUE(size_dev.allocate(sizeof size).is_ok());
+  ASSERT_TRUE(crc_dev.allocate(sizeof(uint32_t)).is_ok());
+  ASSERT_TRUE(copy_bytes_async(size_dev.get(), b.out.get(), sizeof size, stream.get()).is_ok());
+  ASSERT_TRUE(copy_bytes_async(b.dev.get(), b.in.get(), kBytes, stream.get()).is_ok());
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  int refused = 0;
+  const Status st = cache.launch({3}, stream.get(), [&](StreamHandle s) -> Status {
+    if (s != stream.get()) {
+      refused++;
+      return synchronize_stream(s);  // not allowed while capturing
+    }
+    CUDAFX_TRY(delta_crc_pieces_cuda(b.dev.bytes(), static_cast<const uint32_t*>(size_dev.get()),
+                                     kBytes, static_cast<uint32_t*>(crc_dev.get()), s));
+    return copy_bytes_async(b.out.get(), crc_dev.get(), sizeof(uint32_t), s);
+  });
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  EXPECT_EQ(refused, 1);
+  uint32_t got = 0;
+  std::memcpy(&got, b.out.bytes(), sizeof got);
+  EXPECT_EQ(got, static_cast<uint32_t>(crc32(0L, b.in.bytes(), static_cast<uInt>(kBytes))));
 }

@@ -413,8 +413,9 @@ class DeltaEncoderCuda {
   uint32_t counter_ = 0;
   bool have_ref_ = false;
   // predict()'s copies down and checksum as CUDA graphs, by slot and the
-  // vectors copied (none without the search).
-  CudaGraphCache<std::array<uintptr_t, 2>, 4> results_graphs_;
+  // vectors copied (none without the search, or either buffer: a keyframe
+  // moves the slot but not the vectors, so all six pairs occur).
+  CudaGraphCache<std::array<uintptr_t, 2>, 6> results_graphs_;
 };
 
 enum class DeltaDecodeResult {

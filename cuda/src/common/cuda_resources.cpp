@@ -152,8 +152,11 @@ Status CudaGraph::begin_capture(StreamHandle stream) {
   reset();
   // Thread-local: other threads' calls (another element allocating) do
   // not disturb the capture.
-  CUDAFX_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  return Status::ok();
+  const Status st = cuda_status(
+      cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  if (!st.is_ok())
+    (void)cudaGetLastError();  // not left for the next launch's check to find
+  return st;
 }
 Status CudaGraph::end_capture(StreamHandle stream, Status queued) {
   cudaGraph_t graph = nullptr;
@@ -163,8 +166,13 @@ Status CudaGraph::end_capture(StreamHandle stream, Status queued) {
     st = cuda_status(cudaGraphInstantiate(&exec_, graph, 0), "cudaGraphInstantiate");
   if (graph)
     cudaGraphDestroy(graph);
-  if (!st.is_ok())
+  if (!st.is_ok()) {
     exec_ = nullptr;
+    // A call refused inside the capture leaves its error as the thread's
+    // last: cleared, so that the work queued call by call after it is not
+    // failed by a kernel wrapper's cudaGetLastError.
+    (void)cudaGetLastError();
+  }
   return st;
 }
 Status CudaGraph::launch(StreamHandle stream) const {

@@ -404,8 +404,7 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
       std::copy(m.coding.begin() + ctx * 256, m.coding.begin() + ctx * 256 + upto,
                 coding + ctx * 256);
   }
-  if (coding)
-    m.mirror = coding;
+  m.mirror = coding;  // none: the next buffer is filled whole
   return Status::ok();
 }
 
