@@ -161,12 +161,16 @@ TEST(DeltaMotionMath, MovedBytesKeepTheirChannelAndClampToThePlane) {
   EXPECT_EQ(delta_moved_row(3, -9, 20), 0);
   EXPECT_EQ(delta_moved_row(15, 9, 20), 19);
   EXPECT_EQ(delta_moved_row(5, 2, 20), 7);
-  // The search's candidates: stage 1 as documented, stage 2 around the best.
+  // The search's candidates: stage 1 as documented (the vectors before in
+  // half pixels, tried at their whole pixels, rounded down), stage 2
+  // around the best, stage 3 the half pixels around stage 2's.
   int dx = 0, dy = 0;
-  delta_search_stage1(0, {3, -1}, {5, 5}, &dx, &dy);
+  delta_search_stage1(0, {6, -2}, {10, 10}, &dx, &dy);
   EXPECT_EQ(std::make_pair(dx, dy), std::make_pair(3, -1));
-  delta_search_stage1(1, {3, -1}, {5, 5}, &dx, &dy);
+  delta_search_stage1(1, {6, -2}, {10, 10}, &dx, &dy);
   EXPECT_EQ(std::make_pair(dx, dy), std::make_pair(5, 5));
+  delta_search_stage1(0, {3, -3}, {}, &dx, &dy);  // 1.5, -1.5 pixels
+  EXPECT_EQ(std::make_pair(dx, dy), std::make_pair(1, -2));
   std::vector<std::pair<int, int>> ring;
   for (int k = 2; k < 10; k++) {
     delta_search_stage1(k, {}, {}, &dx, &dy);
@@ -180,9 +184,42 @@ TEST(DeltaMotionMath, MovedBytesKeepTheirChannelAndClampToThePlane) {
   EXPECT_EQ(std::make_pair(dx, dy), std::make_pair(5, 5));
   delta_search_stage2(12, 7, 7, &dx, &dy);  // the centre is left out
   EXPECT_EQ(std::make_pair(dx, dy), std::make_pair(8, 7));
+  std::vector<std::pair<int, int>> halves;
+  for (int k = 0; k < kDeltaSearchStage3; k++) {
+    delta_search_stage3(k, 3, -1, &dx, &dy);
+    halves.emplace_back(dx, dy);
+  }
+  EXPECT_EQ(halves, (std::vector<std::pair<int, int>>{
+                        {5, -3}, {6, -3}, {7, -3}, {5, -2}, {7, -2}, {5, -1}, {6, -1}, {7, -1}}));
   EXPECT_FALSE(delta_search_candidate(0, 0));
-  EXPECT_FALSE(delta_search_candidate(kDeltaMaxVector + 1, 0));
-  EXPECT_TRUE(delta_search_candidate(-kDeltaMaxVector, kDeltaMaxVector));
+  EXPECT_FALSE(delta_search_candidate(kDeltaMaxSearch + 1, 0));
+  EXPECT_TRUE(delta_search_candidate(-kDeltaMaxSearch, kDeltaMaxSearch));
+  EXPECT_FALSE(delta_search_half_candidate(0, 0));
+  EXPECT_FALSE(delta_search_half_candidate(0, -kDeltaMaxVector - 1));
+  EXPECT_TRUE(delta_search_half_candidate(kDeltaMaxVector, -kDeltaMaxVector));
+  EXPECT_EQ(2 * kDeltaMaxSearch + 1, kDeltaMaxVector);  // stage 3 stays within the format
+}
+
+// A moved byte at a half pixel is the rounded mean of the whole pixels
+// around it, each clamped to the plane, its channel kept.
+TEST(DeltaMotionMath, HalfPixelsAreRoundedMeansOfClampedPixels) {
+  // 4 pixels of 2 bytes a row, 3 rows: byte (col, row) = 10 row + col.
+  uint8_t plane[3][8];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 8; c++) plane[r][c] = static_cast<uint8_t>(10 * r + c);
+  auto at = [&](int col, int row, int hx, int hy) {
+    return delta_moved_byte(&plane[0][0], 8, col, row,
+                            DeltaVector{static_cast<int8_t>(hx), static_cast<int8_t>(hy)}, 2, 8,
+                            3);
+  };
+  EXPECT_EQ(at(2, 1, 2, 0), 14);            // one whole pixel right: (4, 1)
+  EXPECT_EQ(at(2, 1, 1, 0), (12 + 14 + 1) / 2);  // half right: mean of pixels 1 and 2
+  EXPECT_EQ(at(3, 1, -1, 0), (11 + 13 + 1) / 2);  // half left: pixels 0 and 1, channel 1
+  EXPECT_EQ(at(2, 1, 0, 1), (12 + 22 + 1) / 2);   // half down
+  EXPECT_EQ(at(2, 0, 0, -1), 2);                  // half up from row 0: rows -1 -> 0 and 0
+  EXPECT_EQ(at(2, 1, 1, 1), (12 + 14 + 22 + 24 + 2) / 4);
+  EXPECT_EQ(at(6, 2, 1, 1), 26);                  // past the last pixel and row: clamped
+  EXPECT_EQ(at(0, 1, -3, -3), 0);                 // -1.5: pixels -2, -1 -> 0, rows -1, 0 -> 0
 }
 
 // Each plane's global candidate is its most frequent vector, the earliest
@@ -263,9 +300,9 @@ TEST(DeltaMotionSection, RoundTripsAndRefusesWhatTheFormatForbids) {
   std::vector<DeltaVector> v(l.tile_count());
   for (auto& x : v)
     if (rng() % 3 == 0)
-      x = {static_cast<int8_t>(static_cast<int>(rng() % 129) - 64),
-           static_cast<int8_t>(static_cast<int>(rng() % 129) - 64)};
-  v.back() = {-64, 64};  // the last tile, the largest vector
+      x = {static_cast<int8_t>(static_cast<int>(rng() % 255) - 127),
+           static_cast<int8_t>(static_cast<int>(rng() % 255) - 127)};
+  v.back() = {-127, 127};  // the last tile, the largest vector
   std::vector<uint8_t> section;
   write_delta_vectors(l, v.data(), &section);
   std::vector<DeltaVector> back(l.tile_count(), DeltaVector{9, 9});
@@ -311,8 +348,9 @@ TEST(DeltaMotionSection, RoundTripsAndRefusesWhatTheFormatForbids) {
   std::vector<uint8_t> empty;
   write_delta_vectors(l, none.data(), &empty);
   refuse(empty, "no vector");
-  // run 0, dx = +65 (code 129: gamma 130 = 7 zeros, 1, then 0000010), dy 0.
-  refuse(stream({1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1}), "beyond");
+  // run 0, dx = +128 half pixels (code 255: gamma 256 = 8 zeros, 1, then
+  // 00000000), dy 0.
+  refuse(stream({1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1}), "beyond");
   // A run past the last tile: gamma of tile_count + 2.
   {
     std::vector<uint8_t> out(4, 0);
@@ -351,7 +389,7 @@ TEST(DeltaMotionStream, PanningFootageIsFoundAndStaysWithinTheThreshold) {
                                                    << plain.bytes;
       // Tiles whose moved place lies inside the frame got the pan (the
       // scene moves left and down by (4, -2): a tile is predicted from
-      // (+4, -2) of the frame before), in pixels of their plane.
+      // (+4, -2) of the frame before), in half pixels of their plane.
       for (size_t n = 1; n < clip.size(); n++) {
         ASSERT_TRUE(moved.packets[n][5] & 0x10) << where << " frame " << n;
         const auto v = vectors_of(l, moved.packets[n]);
@@ -363,7 +401,7 @@ TEST(DeltaMotionStream, PanningFootageIsFoundAndStaysWithinTheThreshold) {
             for (int tx = 1; tx + 1 < p.tiles_x; tx++) {
               const DeltaVector& t = v[l.first_tile[i] + static_cast<size_t>(ty) * p.tiles_x + tx];
               inside++;
-              right += t.dx == 4 / sub && t.dy == -2 / sub;
+              right += t.dx == 2 * (4 / sub) && t.dy == 2 * (-2 / sub);
             }
         }
         // The first delta frame has no previous vectors to start from: the

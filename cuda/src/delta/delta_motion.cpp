@@ -55,30 +55,34 @@ bool delta_any_vector(const DeltaLayout& layout, const DeltaVector* v) {
 
 void delta_global_vectors(const DeltaLayout& layout, const DeltaVector* v,
                           DeltaVector global[kMaxPlanes]) {
-  // Counts by vector: (2 * kDeltaMaxVector + 1)^2 bins, with where each
-  // vector first occurs for the tie rule.
+  // Counts by vector: (2 * kDeltaMaxVector + 1)^2 bins (256 KB, made once
+  // a thread; only the bins a plane used are cleared after it), with where
+  // each vector first occurs for the tie rule.
   // A plane without vectors (every plane after a frame without search, or
-  // of content that does not move) costs one scan and no tables.
+  // of content that does not move) costs one scan.
   constexpr int kSide = 2 * kDeltaMaxVector + 1;
-  std::vector<uint32_t> count, first;
+  thread_local std::vector<uint32_t> count(kSide * kSide, 0u), first(kSide * kSide);
+  thread_local std::vector<int> used;
   for (int i = 0; i < kMaxPlanes; i++) global[i] = DeltaVector{};
   for (int i = 0; i < layout.n_planes; i++) {
     const size_t begin = layout.first_tile[i], end = begin + layout.planes[i].tile_count();
     if (!any_set(v, begin, end))
       continue;
-    count.assign(kSide * kSide, 0u);
-    first.resize(kSide * kSide);
     int best = -1;
     for (size_t t = begin; t < end; t++) {
       if (!delta_vector_set(v[t]))
         continue;
       const int bin = (v[t].dy + kDeltaMaxVector) * kSide + v[t].dx + kDeltaMaxVector;
-      if (count[bin]++ == 0)
+      if (count[bin]++ == 0) {
         first[bin] = static_cast<uint32_t>(t - begin);
+        used.push_back(bin);
+      }
       if (best < 0 || count[bin] > count[best] ||
           (count[bin] == count[best] && first[bin] < first[best]))
         best = bin;
     }
+    for (int bin : used) count[bin] = 0;
+    used.clear();
     if (best >= 0)
       global[i] = DeltaVector{static_cast<int8_t>(best % kSide - kDeltaMaxVector),
                               static_cast<int8_t>(best / kSide - kDeltaMaxVector)};

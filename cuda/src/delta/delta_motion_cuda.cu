@@ -186,6 +186,77 @@ __device__ __forceinline__ int lane_cost(const LaneTile& lt, const TileSite& s, 
 // a comparison a candidate, so it needs warps to hide latency more than
 // registers (H100, 2160p RGBA, every tile searched: 116 registers and four
 // blocks 1.06 ms; 80 and six 1.01 ms; 64 and eight, some spilled, 0.93 ms).
+// Row k's word of a whole tile moved by (dx, dy) whole pixels inside the
+// plane (moved_inside): one load, two and a funnel shift unaligned.
+__device__ __forceinline__ uint32_t moved_word(const LaneTile& lt, const TileSite& s, int dx,
+                                               int dy, int k) {
+  const uint8_t* first = lt.prev + static_cast<ptrdiff_t>(dy + 2 * k) *
+                                       static_cast<ptrdiff_t>(s.p.prev_pitch) +
+                         dx * s.p.pixel_bytes;
+  const unsigned shift = static_cast<unsigned>(reinterpret_cast<uintptr_t>(first) & 3);
+  const uint32_t* word = reinterpret_cast<const uint32_t*>(first - shift);
+  return shift ? __funnelshift_r(word[0], word[1], 8 * shift) : word[0];
+}
+
+// The rounded mean of four words' bytes, (a + b + c + d + 2) >> 2 each (two
+// bytes at a time in 16-bit halves: no carry crosses them).
+__device__ __forceinline__ uint32_t mean4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  constexpr uint32_t kLow = 0x00ff00ffu, kTwo = 0x00020002u;
+  const uint32_t lo = (a & kLow) + (b & kLow) + (c & kLow) + (d & kLow) + kTwo;
+  const uint32_t hi = ((a >> 8) & kLow) + ((b >> 8) & kLow) + ((c >> 8) & kLow) +
+                      ((d >> 8) & kLow) + kTwo;
+  return ((lo >> 2) & kLow) | (((hi >> 2) & kLow) << 8);
+}
+
+// The word of a half-pixel position from the whole-pixel words around it,
+// as delta_moved_byte: w[r][c] is moved by (x + c - 1, y + r - 1) whole
+// pixels, the position (2 x + ox, 2 y + oy) half pixels, ox, oy in -1..1.
+__device__ __forceinline__ uint32_t half_word(const uint32_t (&w)[3][3], int ox, int oy) {
+  const int c0 = ox < 0 ? 0 : 1, r0 = oy < 0 ? 0 : 1;  // the whole pixel at or left of / above it
+  if (ox == 0 && oy == 0)
+    return w[1][1];
+  if (oy == 0)
+    return __vavgu4(w[1][c0], w[1][c0 + 1]);
+  if (ox == 0)
+    return __vavgu4(w[r0][1], w[r0 + 1][1]);
+  return mean4(w[r0][c0], w[r0][c0 + 1], w[r0 + 1][c0], w[r0 + 1][c0 + 1]);
+}
+
+// The lane's bytes of the tile moved by v (half pixels), byte by byte
+// (stage 3 and its cost only: 8 candidates a tile), into f(source,
+// predicted).
+template <class F>
+__device__ __forceinline__ void lane_moved_bytes(const LaneTile& lt, const TileSite& s,
+                                                 DeltaVector v, F&& f) {
+#pragma unroll
+  for (int k = 0; k < kRowsPerLane; k++) {
+    if (lt.row0 + 2 * k < s.h) {
+#pragma unroll
+      for (int b = 0; b < 4; b++)
+        if (b < lt.nvalid)
+          f(byte_of(lt.cur[k], b),
+            delta_moved_byte(s.p.prev, s.p.prev_pitch, lt.col + b, s.y0 + lt.row0 + 2 * k, v,
+                             s.p.pixel_bytes, s.p.row_bytes, s.p.height));
+    }
+  }
+}
+
+__device__ __noinline__ int lane_sad_half(const LaneTile& lt, const TileSite& s, DeltaVector v) {
+  int sad = 0;
+  lane_moved_bytes(lt, s, v, [&](int source, int predicted) { sad += abs(source - predicted); });
+  return sad;
+}
+
+template <class Q>
+__device__ __noinline__ int lane_cost_half(const LaneTile& lt, const TileSite& s, DeltaVector v,
+                                           const Q& q, const uint8_t* cost) {
+  int total = 0;
+  lane_moved_bytes(lt, s, v, [&](int source, int predicted) {
+    total += cost[delta_fold(q.quantise(source - predicted))];
+  });
+  return total;
+}
+
 template <bool kLossless>
 __global__ void __launch_bounds__(kSearchThreads, 8)
     motion_search_kernel(const __grid_constant__ TileFrame f, unsigned tiles,
@@ -264,14 +335,79 @@ __global__ void __launch_bounds__(kSearchThreads, 8)
     delta_search_stage2(k, cx, cy, &dx, &dy);
     consider(dx, dy);
   }
-  DeltaVector v;
-  if (bx != 0 || by != 0) {
-    // The moved coding's cost: kept only when below the plain one.
-    bool unused = false;
-    if (warp_sum(lane_cost(lt, s, bx, by, q, cost, &unused)) < t_total) {
-      v.dx = static_cast<int8_t>(bx);
-      v.dy = static_cast<int8_t>(by);
+  // Stage 3, in half pixels (as DeltaEncoder's search_tile). A whole tile
+  // whose 3 x 3 whole-pixel neighbours of the best all lie inside the plane
+  // (the common case) loads each neighbour's row word once and averages
+  // them (__vavgu4 is the pair's rounded mean); others go byte by byte.
+  const int wx = bx, wy = by;
+  int hbx = 2 * bx, hby = 2 * by;
+  const bool words_inside = moved_inside(lt, s, wx - 1, wy - 1) && moved_inside(lt, s, wx + 1, wy + 1);
+  unsigned half_sad[kDeltaSearchStage3] = {};
+  if (words_inside) {
+#pragma unroll
+    for (int k = 0; k < kRowsPerLane; k++) {
+      uint32_t w[3][3];
+#pragma unroll
+      for (int r = 0; r < 3; r++)
+#pragma unroll
+        for (int c = 0; c < 3; c++) w[r][c] = moved_word(lt, s, wx - 1 + c, wy - 1 + r, k);
+#pragma unroll
+      for (int j = 0; j < kDeltaSearchStage3; j++) {
+        int hx = 0, hy = 0;
+        delta_search_stage3(j, wx, wy, &hx, &hy);
+        half_sad[j] = __dp4a(__vabsdiffu4(lt.cur[k], half_word(w, hx - 2 * wx, hy - 2 * wy)),
+                             0x01010101u, half_sad[j]);
+      }
     }
+  }
+#pragma unroll
+  for (int j = 0; j < kDeltaSearchStage3; j++) {
+    int hx = 0, hy = 0;
+    delta_search_stage3(j, wx, wy, &hx, &hy);
+    if (!delta_search_half_candidate(hx, hy))
+      continue;
+    const int sad =
+        words_inside
+            ? warp_sum(static_cast<int>(half_sad[j]))
+            : warp_sum(lane_sad_half(lt, s,
+                                     DeltaVector{static_cast<int8_t>(hx), static_cast<int8_t>(hy)}));
+    if (sad < best) {
+      best = sad;
+      hbx = hx;
+      hby = hy;
+    }
+  }
+  DeltaVector v;
+  if (hbx != 0 || hby != 0) {
+    // The moved coding's cost: kept only when below the plain one.
+    const DeltaVector found{static_cast<int8_t>(hbx), static_cast<int8_t>(hby)};
+    bool unused = false;
+    int moved_cost = 0;
+    if (!(hbx & 1) && !(hby & 1)) {
+      moved_cost = warp_sum(lane_cost(lt, s, hbx / 2, hby / 2, q, cost, &unused));
+    } else if (words_inside) {
+      int total = 0;
+#pragma unroll
+      for (int k = 0; k < kRowsPerLane; k++) {
+        uint32_t w[3][3];
+#pragma unroll
+        for (int r = 0; r < 3; r++)
+#pragma unroll
+          for (int c = 0; c < 3; c++)
+            w[r][c] = (r == 1 || (hby - 2 * wy) == r - 1) && (c == 1 || (hbx - 2 * wx) == c - 1)
+                          ? moved_word(lt, s, wx - 1 + c, wy - 1 + r, k)
+                          : 0u;
+        const uint32_t pred = half_word(w, hbx - 2 * wx, hby - 2 * wy);
+#pragma unroll
+        for (int b = 0; b < 4; b++)
+          total += cost[delta_fold(q.quantise(byte_of(lt.cur[k], b) - byte_of(pred, b)))];
+      }
+      moved_cost = warp_sum(total);
+    } else {
+      moved_cost = warp_sum(lane_cost_half(lt, s, found, q, cost));
+    }
+    if (moved_cost < t_total)
+      v = found;
   }
   if (lane == 0)
     vectors[tile] = v;

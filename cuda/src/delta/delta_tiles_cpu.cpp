@@ -180,6 +180,33 @@ int sad_bytes(const uint8_t* a, const uint8_t* b, int n) {
   return sum;
 }
 
+// The prediction of a tile moved by v (half pixels: delta_moved_byte, by
+// the whole-pixel tiles around it), into `pred` (w bytes a row).
+void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const TileSite& s,
+                  DeltaVector v, uint8_t* pred) {
+  const int ix = delta_whole_pixels(v.dx), iy = delta_whole_pixels(v.dy);
+  const bool fx = v.dx & 1, fy = v.dy & 1;
+  gather_moved(prev, i, p, s, ix, iy, pred);
+  if (!fx && !fy)
+    return;
+  const int n = s.w * s.h;
+  uint8_t right[kTileBytes], below[kTileBytes];
+  if (fx)
+    gather_moved(prev, i, p, s, ix + 1, iy, right);
+  if (fy)
+    gather_moved(prev, i, p, s, ix, iy + 1, below);
+  if (!fy) {
+    for (int k = 0; k < n; k++) pred[k] = static_cast<uint8_t>((pred[k] + right[k] + 1) >> 1);
+  } else if (!fx) {
+    for (int k = 0; k < n; k++) pred[k] = static_cast<uint8_t>((pred[k] + below[k] + 1) >> 1);
+  } else {
+    uint8_t diagonal[kTileBytes];
+    gather_moved(prev, i, p, s, ix + 1, iy + 1, diagonal);
+    for (int k = 0; k < n; k++)
+      pred[k] = static_cast<uint8_t>((pred[k] + right[k] + below[k] + diagonal[k] + 2) >> 2);
+  }
+}
+
 // The sum of absolute differences between the tile of `cur` and plane i of
 // `prev` moved by (dx, dy); stops early once it reaches `limit` (a sum
 // that large loses to the best anyway).
@@ -230,6 +257,46 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
     delta_search_stage2(k, cx, cy, &dx, &dy);
     consider(dx, dy);
   }
+  // Stage 3, in half pixels: each candidate the rounded mean of two or four
+  // of the 3 x 3 whole-pixel tiles around the best (gathered once), as
+  // delta_moved_byte.
+  const int wx = bx, wy = by;
+  bx *= 2;
+  by *= 2;
+  uint8_t around[3][3][kTileBytes];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++)
+      gather_moved(m.prev, i, p, s, wx + c - 1, wy + r - 1, around[r][c]);
+  const int n = s.w * s.h;
+  for (int k = 0; k < kDeltaSearchStage3; k++) {
+    int hx = 0, hy = 0;
+    delta_search_stage3(k, wx, wy, &hx, &hy);
+    if (!delta_search_half_candidate(hx, hy))
+      continue;
+    const int ox = hx - 2 * wx, oy = hy - 2 * wy;
+    const int c0 = ox < 0 ? 0 : 1, r0 = oy < 0 ? 0 : 1;
+    uint8_t pred[kTileBytes];
+    if (oy == 0) {
+      const uint8_t *a = around[1][c0], *b = around[1][c0 + 1];
+      for (int j = 0; j < n; j++) pred[j] = static_cast<uint8_t>((a[j] + b[j] + 1) >> 1);
+    } else if (ox == 0) {
+      const uint8_t *a = around[r0][1], *b = around[r0 + 1][1];
+      for (int j = 0; j < n; j++) pred[j] = static_cast<uint8_t>((a[j] + b[j] + 1) >> 1);
+    } else {
+      const uint8_t *a = around[r0][c0], *b = around[r0][c0 + 1], *c = around[r0 + 1][c0],
+                    *d = around[r0 + 1][c0 + 1];
+      for (int j = 0; j < n; j++)
+        pred[j] = static_cast<uint8_t>((a[j] + b[j] + c[j] + d[j] + 2) >> 2);
+    }
+    int sad = 0;
+    for (int y = 0; y < s.h && sad < best; y++)
+      sad += sad_bytes(cur + static_cast<size_t>(y) * cp, pred + y * s.w, s.w);
+    if (sad < best) {
+      best = sad;
+      bx = hx;
+      by = hy;
+    }
+  }
   return DeltaVector{static_cast<int8_t>(bx), static_cast<int8_t>(by)};
 }
 
@@ -271,7 +338,7 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
           const DeltaVector best = search_tile(c, cp, *motion, i, p, s);
           if (delta_vector_set(best)) {
             uint8_t pred[kTileBytes];
-            gather_moved(motion->prev, i, p, s, best.dx, best.dy, pred);
+            gather_moved(motion->prev, i, p, s, best, pred);
             const int moved_cost = code_temporal(c, cp, pred, s.w, s, lut, m_sym, m_rec);
             if (moved_cost < temporal_cost) {
               vector = best;
@@ -339,7 +406,7 @@ void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
     if (mode == kDeltaTemporal && moved && delta_vector_set(moved->vectors[s.tile])) {
       uint8_t pred[kTileBytes];
       const DeltaVector v = moved->vectors[s.tile];
-      gather_moved(moved->prev, i, p, s, v.dx, v.dy, pred);
+      gather_moved(moved->prev, i, p, s, v, pred);
       for (int y = 0; y < s.h; y++) {
         uint8_t* out = r + static_cast<size_t>(y) * rp;
         const uint8_t* m = sym + static_cast<size_t>(y) * p.row_bytes;

@@ -132,9 +132,7 @@ __global__ void __launch_bounds__(kThreads)
   // reference before the frame, moved; it is never skipped.
   const DeltaVector vector = vectors ? vectors[blockIdx.x] : DeltaVector{};
   const bool moved = delta_vector_set(vector);
-  const int moved_col =
-      moved ? delta_moved_column(s.x0 + min(x, s.w - 1), vector.dx, s.p.pixel_bytes, s.p.row_bytes)
-            : 0;
+  const int moved_x = s.x0 + min(x, s.w - 1);
   __syncthreads();  // the tables
 
   // Stage the source; on a delta frame code it temporally on the way.
@@ -151,9 +149,8 @@ __global__ void __launch_bounds__(kThreads)
         if (y0 + u < s.h) {
           cv[u] = *c_row;
           if (moved)
-            rv[u] = s.p.prev[delta_moved_row(s.y0 + y0 + u, vector.dy, s.p.height) *
-                                 s.p.prev_pitch +
-                             moved_col];
+            rv[u] = delta_moved_byte(s.p.prev, s.p.prev_pitch, moved_x, s.y0 + y0 + u, vector,
+                                     s.p.pixel_bytes, s.p.row_bytes, s.p.height);
           else if (!keyframe)
             rv[u] = *r_row;
         }
@@ -244,8 +241,6 @@ __global__ void __launch_bounds__(kThreads)
         vectors && mode == kDeltaTemporal ? vectors[blockIdx.x] : DeltaVector{};
     const bool moved = delta_vector_set(vector);
     if (column) {
-      const int moved_col =
-          moved ? delta_moved_column(s.x0 + x, vector.dx, s.p.pixel_bytes, s.p.row_bytes) : 0;
 #pragma unroll
       for (int y0 = 0; y0 < kDeltaTileH; y0 += kBatch) {
         int rv[kBatch], mv[kBatch];
@@ -254,9 +249,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int u = 0; u < kBatch; u++, r_row += rp, m_row += sp) {
           if (y0 + u < s.h) {
-            rv[u] = moved ? s.p.prev[delta_moved_row(s.y0 + y0 + u, vector.dy, s.p.height) *
-                                         s.p.prev_pitch +
-                                     moved_col]
+            rv[u] = moved ? delta_moved_byte(s.p.prev, s.p.prev_pitch, s.x0 + x, s.y0 + y0 + u,
+                                             vector, s.p.pixel_bytes, s.p.row_bytes, s.p.height)
                           : *r_row;
             mv[u] = *m_row;
           }
