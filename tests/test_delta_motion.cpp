@@ -123,10 +123,10 @@ int largest_error(DeltaDecoderBase* dec, const std::vector<HostImage>& clip,
   return worst;
 }
 
-// The vectors a packet carries (none without header flag 4).
+// The vectors a packet carries (none without header flag 5).
 std::vector<DeltaVector> vectors_of(const DeltaLayout& l, const std::vector<uint8_t>& packet) {
   std::vector<DeltaVector> v(l.tile_count());
-  if (!(packet[5] & 0x10))
+  if (!(packet[5] & 0x20))
     return v;
   size_t used = 0;
   const Status s = read_delta_vectors(l, packet.data() + kDeltaHeaderSize + 1,
@@ -203,23 +203,77 @@ TEST(DeltaMotionMath, MovedBytesKeepTheirChannelAndClampToThePlane) {
 // A moved byte at a half pixel is the rounded mean of the whole pixels
 // around it, each clamped to the plane, its channel kept.
 TEST(DeltaMotionMath, HalfPixelsAreRoundedMeansOfClampedPixels) {
-  // 4 pixels of 2 bytes a row, 3 rows: byte (col, row) = 10 row + col.
-  uint8_t plane[3][8];
-  for (int r = 0; r < 3; r++)
-    for (int c = 0; c < 8; c++) plane[r][c] = static_cast<uint8_t>(10 * r + c);
+  // 4 pixels of 2 bytes a row, 3 rows, values whose pair sums are odd and
+  // whose four-way sums leave every remainder mod 4: a mean rounded any
+  // other way (down, or +1 or +3 over four) gives other bytes.
+  const uint8_t plane[3][8] = {{0, 1, 4, 9, 16, 25, 36, 49},
+                               {3, 7, 12, 30, 45, 60, 71, 90},
+                               {100, 101, 103, 110, 130, 131, 150, 200}};
   auto at = [&](int col, int row, int hx, int hy) {
     return delta_moved_byte(&plane[0][0], 8, col, row,
                             DeltaVector{static_cast<int8_t>(hx), static_cast<int8_t>(hy)}, 2, 8,
                             3);
   };
-  EXPECT_EQ(at(2, 1, 2, 0), 14);            // one whole pixel right: (4, 1)
-  EXPECT_EQ(at(2, 1, 1, 0), (12 + 14 + 1) / 2);  // half right: mean of pixels 1 and 2
-  EXPECT_EQ(at(3, 1, -1, 0), (11 + 13 + 1) / 2);  // half left: pixels 0 and 1, channel 1
-  EXPECT_EQ(at(2, 1, 0, 1), (12 + 22 + 1) / 2);   // half down
-  EXPECT_EQ(at(2, 0, 0, -1), 2);                  // half up from row 0: rows -1 -> 0 and 0
-  EXPECT_EQ(at(2, 1, 1, 1), (12 + 14 + 22 + 24 + 2) / 4);
-  EXPECT_EQ(at(6, 2, 1, 1), 26);                  // past the last pixel and row: clamped
-  EXPECT_EQ(at(0, 1, -3, -3), 0);                 // -1.5: pixels -2, -1 -> 0, rows -1, 0 -> 0
+  EXPECT_EQ(at(2, 1, 2, 0), 45);                         // one whole pixel right: (4, 1)
+  EXPECT_EQ(at(2, 1, 1, 0), (12 + 45 + 1) / 2);          // half right: pixels 1 and 2 (29)
+  EXPECT_EQ(at(3, 1, -1, 0), (7 + 30 + 1) / 2);          // half left: pixels 0, 1, channel 1 (19)
+  EXPECT_EQ(at(2, 1, 0, 1), (12 + 103 + 1) / 2);         // half down (58)
+  EXPECT_EQ(at(2, 0, 0, -1), 4);                         // half up from row 0: rows -1 -> 0 and 0
+  EXPECT_EQ(at(2, 0, 1, 1), (4 + 16 + 12 + 45 + 2) / 4);  // 77: remainder 1 -> 19
+  EXPECT_EQ(at(0, 0, 1, 1), (0 + 4 + 3 + 12 + 2) / 4);    // 19: remainder 3 -> 5
+  EXPECT_EQ(at(1, 1, 1, 1), (7 + 30 + 101 + 110 + 2) / 4);  // 248: remainder 0 -> 62
+  EXPECT_EQ(at(2, 1, 1, 1), (12 + 45 + 103 + 130 + 2) / 4);  // 290: remainder 2 -> 73
+  EXPECT_EQ(at(6, 2, 1, 1), 150);                        // past the last pixel and row: clamped
+  EXPECT_EQ(at(0, 1, -3, -3), 0);  // -1.5: pixels -2, -1 -> 0, rows -1, 0 -> 0
+  EXPECT_EQ(at(1, 2, -1, 1), (101 + 101 + 101 + 101 + 2) / 4);  // all clamped to (0, 2)
+}
+
+// Frames whose every byte is the rounded mean of the frame before and its
+// right neighbour (a half-pixel pan): the search finds (1, 0) half pixels
+// for the tiles inside the plane, which then code to nothing but their
+// modes (lossless: every symbol 0), and the decoder rebuilds the frames.
+TEST(DeltaMotionStream, HalfPixelMotionIsFoundAndPredictsExactly) {
+  for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::RGBA}) {
+    const ImageDesc desc{f, 320, 96};
+    const DeltaLayout l = layout_of(desc);
+    const int c = format_info(f).planes[0].channels;
+    std::vector<HostImage> clip;
+    clip.emplace_back(desc);
+    std::mt19937 rng(21);
+    for (int y = 0; y < desc.height; y++)
+      for (int x = 0; x < desc.width * c; x++)
+        clip[0].view().data[0][y * clip[0].view().pitch[0] + x] = static_cast<uint8_t>(rng());
+    for (int n = 1; n < 3; n++) {
+      clip.emplace_back(desc);
+      const ImageView& a = clip[n - 1].view();
+      const ImageView& b = clip[n].view();
+      for (int y = 0; y < desc.height; y++)
+        for (int x = 0; x < desc.width * c; x++) {
+          const int right = std::min(x + c, (desc.width - 1) * c + x % c);  // clamped
+          b.data[0][y * b.pitch[0] + x] = static_cast<uint8_t>(
+              (a.data[0][y * a.pitch[0] + x] + a.data[0][y * a.pitch[0] + right] + 1) >> 1);
+        }
+    }
+    const Encoded moved = encode(clip, 0, true);
+    for (size_t n = 1; n < clip.size(); n++) {
+      const auto v = vectors_of(l, moved.packets[n]);
+      const DeltaPlaneLayout& p = l.planes[0];
+      size_t inside = 0, half = 0;
+      for (int ty = 0; ty < p.tiles_y; ty++)
+        for (int tx = 0; tx < p.tiles_x; tx++) {  // the right edge clamps as the frames do
+          inside++;
+          const DeltaVector& t = v[static_cast<size_t>(ty) * p.tiles_x + tx];
+          half += t.dx == 1 && t.dy == 0;
+        }
+      EXPECT_EQ(half, inside) << format_info(f).name << " frame " << n;
+    }
+    std::unique_ptr<DeltaDecoder> dec;
+    ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+    EXPECT_EQ(largest_error(dec.get(), clip, moved.packets,
+                            [&](HostImage* got) { got->copy_from(dec->reconstruction()); }),
+              0)
+        << format_info(f).name;
+  }
 }
 
 // Each plane's global candidate is its most frequent vector, the earliest
@@ -391,7 +445,7 @@ TEST(DeltaMotionStream, PanningFootageIsFoundAndStaysWithinTheThreshold) {
       // scene moves left and down by (4, -2): a tile is predicted from
       // (+4, -2) of the frame before), in half pixels of their plane.
       for (size_t n = 1; n < clip.size(); n++) {
-        ASSERT_TRUE(moved.packets[n][5] & 0x10) << where << " frame " << n;
+        ASSERT_TRUE(moved.packets[n][5] & 0x20) << where << " frame " << n;
         const auto v = vectors_of(l, moved.packets[n]);
         size_t inside = 0, right = 0;
         for (int i = 0; i < l.n_planes; i++) {
@@ -441,10 +495,10 @@ TEST(DeltaMotionStream, NoVectorsWithIntraRefreshOrOnKeyframes) {
     std::vector<uint8_t> pkt;
     ASSERT_TRUE(enc->encode(clip[n].view(), s, &pkt, &stats).is_ok());
     EXPECT_EQ(stats.moved_tiles, 0u);
-    EXPECT_FALSE(pkt[5] & 0x10);
+    EXPECT_FALSE(pkt[5] & 0x20);
   }
   const Encoded keyed = encode(clip, 2, true);
-  EXPECT_FALSE(keyed.packets[0][5] & 0x10);
+  EXPECT_FALSE(keyed.packets[0][5] & 0x20);
 }
 
 // What a decoder refuses (the CPU's, and the CUDA decoder's with its lanes
@@ -460,7 +514,7 @@ TEST(DeltaMotionDecoder, BadVectorsAreCorruptAndNamed) {
     std::memcpy(clip[2].view().data[0] + y * clip[2].view().pitch[0],
                 clip[1].view().data[0] + y * clip[1].view().pitch[0], kDeltaTileW);
   const Encoded e = encode(clip, 0, true);
-  ASSERT_TRUE(e.packets[2][5] & 0x10);
+  ASSERT_TRUE(e.packets[2][5] & 0x20);
   // The CPU decoder, and where a GPU is, the CUDA decoder with its lanes
   // on the GPU (the modes come back to the host for the check).
   const bool gpu = testing_support::gpu_part_runs();
@@ -511,6 +565,11 @@ TEST(DeltaMotionDecoder, BadVectorsAreCorruptAndNamed) {
   refresh[5] |= 8;
   testing_support::reseal_delta_packet(refresh.data(), refresh.size());
   expect_corrupt(refresh, "motion vectors on a keyframe or in a stream with intra refresh");
+  // A development stream's whole-pixel vectors (flag 4): refused by name.
+  std::vector<uint8_t> whole = e.packets[2];
+  whole[5] = static_cast<uint8_t>((whole[5] & ~0x20) | 0x10);
+  testing_support::reseal_delta_packet(whole.data(), whole.size());
+  expect_corrupt(whole, "whole-pixel motion vectors (flag 4, a development form of format 4)");
 }
 
 // The CUDA encoder finds the CPU's vectors and writes the CPU's packets, and

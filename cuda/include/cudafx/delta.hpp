@@ -188,7 +188,7 @@ Status read_delta_payload(const DeltaLayout& layout, const uint8_t* data, size_t
 // DeltaTileEntropyCuda::encode on symbols in device memory. Then step 2 for
 // a format-4 packet whose header passed: its modes and symbols.
 // `vectors` (one a tile, or null) are the frame's motion vectors: when any
-// is set, the packet carries them (header flag 4, a vector section).
+// is set, the packet carries them (header flag 5, a vector section).
 using DeltaV4Coder = std::function<Status(int quantiser, bool keyframe, bool reuse_tables,
                                           std::vector<uint8_t>* packet)>;
 // The CRC-32 (zlib's) of the payload's last `bytes` bytes, worked out where

@@ -5,7 +5,7 @@
 // moved place (at a half pixel, the rounded mean of the two or four whole
 // pixels around it), each pixel clamped to the plane and its channel kept.
 // Packets with vectors set
-// header flag 4 and carry them in a section of their own, so the lanes and
+// header flag 5 and carry them in a section of their own, so the lanes and
 // their coders are those of tiles without motion.
 //
 // The per-byte math (where a moved byte is read) and the reference

@@ -13,7 +13,8 @@ namespace cudafx {
 namespace {
 
 // Gamma codes of the section: a run of tiles fits 2^21 tiles (make_delta_layout
-// allows 2^20), a vector's difference from the one before |d| <= 128.
+// allows 2^20), a vector's difference from the one before |d| <= 254 half
+// pixels (code <= 508, gamma(509): 8 zeros).
 constexpr int kRunZeros = 21, kDifferenceZeros = 8;
 
 uint32_t signed_to_code(int d) {  // 0, 1, -1, 2, -2, ... as 0, 1, 2, 3, 4, ...
@@ -55,9 +56,11 @@ bool delta_any_vector(const DeltaLayout& layout, const DeltaVector* v) {
 
 void delta_global_vectors(const DeltaLayout& layout, const DeltaVector* v,
                           DeltaVector global[kMaxPlanes]) {
-  // Counts by vector: (2 * kDeltaMaxVector + 1)^2 bins (256 KB, made once
-  // a thread; only the bins a plane used are cleared after it), with where
-  // each vector first occurs for the tie rule.
+  // Counts by vector: (2 * kDeltaMaxVector + 1)^2 bins (two tables of
+  // ~260 KB, made once a thread; only the bins a plane used are cleared
+  // after it), with where each vector first occurs for the tie rule.
+  // Vectors are within +-kDeltaMaxVector (the encoders' search and
+  // read_delta_vectors keep them there; -128 would fall outside the bins).
   // A plane without vectors (every plane after a frame without search, or
   // of content that does not move) costs one scan.
   constexpr int kSide = 2 * kDeltaMaxVector + 1;

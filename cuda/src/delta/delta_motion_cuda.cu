@@ -222,6 +222,18 @@ __device__ __forceinline__ uint32_t half_word(const uint32_t (&w)[3][3], int ox,
   return mean4(w[r0][c0], w[r0][c0 + 1], w[r0 + 1][c0], w[r0 + 1][c0 + 1]);
 }
 
+// Row k's words of the whole tile moved by (x + c - 1, y + r - 1) for r, c
+// in 0..2, as half_word reads them; `need(r, c)` picks which are loaded
+// (the rest 0).
+template <class Need>
+__device__ __forceinline__ void around_words(const LaneTile& lt, const TileSite& s, int x, int y,
+                                             int k, Need&& need, uint32_t (&w)[3][3]) {
+#pragma unroll
+  for (int r = 0; r < 3; r++)
+#pragma unroll
+    for (int c = 0; c < 3; c++) w[r][c] = need(r, c) ? moved_word(lt, s, x + c - 1, y + r - 1, k) : 0u;
+}
+
 // The lane's bytes of the tile moved by v (half pixels), byte by byte
 // (stage 3 and its cost only: 8 candidates a tile), into f(source,
 // predicted).
@@ -342,15 +354,13 @@ __global__ void __launch_bounds__(kSearchThreads, 8)
   const int wx = bx, wy = by;
   int hbx = 2 * bx, hby = 2 * by;
   const bool words_inside = moved_inside(lt, s, wx - 1, wy - 1) && moved_inside(lt, s, wx + 1, wy + 1);
+  const bool exact = best == 0;  // no sum can be smaller: stage 3 has nothing to find
   unsigned half_sad[kDeltaSearchStage3] = {};
-  if (words_inside) {
+  if (words_inside && !exact) {
 #pragma unroll
     for (int k = 0; k < kRowsPerLane; k++) {
       uint32_t w[3][3];
-#pragma unroll
-      for (int r = 0; r < 3; r++)
-#pragma unroll
-        for (int c = 0; c < 3; c++) w[r][c] = moved_word(lt, s, wx - 1 + c, wy - 1 + r, k);
+      around_words(lt, s, wx, wy, k, [](int, int) { return true; }, w);
 #pragma unroll
       for (int j = 0; j < kDeltaSearchStage3; j++) {
         int hx = 0, hy = 0;
@@ -361,7 +371,7 @@ __global__ void __launch_bounds__(kSearchThreads, 8)
     }
   }
 #pragma unroll
-  for (int j = 0; j < kDeltaSearchStage3; j++) {
+  for (int j = 0; j < kDeltaSearchStage3 && !exact; j++) {
     int hx = 0, hy = 0;
     delta_search_stage3(j, wx, wy, &hx, &hy);
     if (!delta_search_half_candidate(hx, hy))
@@ -390,14 +400,11 @@ __global__ void __launch_bounds__(kSearchThreads, 8)
 #pragma unroll
       for (int k = 0; k < kRowsPerLane; k++) {
         uint32_t w[3][3];
-#pragma unroll
-        for (int r = 0; r < 3; r++)
-#pragma unroll
-          for (int c = 0; c < 3; c++)
-            w[r][c] = (r == 1 || (hby - 2 * wy) == r - 1) && (c == 1 || (hbx - 2 * wx) == c - 1)
-                          ? moved_word(lt, s, wx - 1 + c, wy - 1 + r, k)
-                          : 0u;
-        const uint32_t pred = half_word(w, hbx - 2 * wx, hby - 2 * wy);
+        const int ox = hbx - 2 * wx, oy = hby - 2 * wy;  // the words half_word reads
+        around_words(lt, s, wx, wy, k,
+                     [&](int r, int c) { return (r == 1 || oy == r - 1) && (c == 1 || ox == c - 1); },
+                     w);
+        const uint32_t pred = half_word(w, ox, oy);
 #pragma unroll
         for (int b = 0; b < 4; b++)
           total += cost[delta_fold(q.quantise(byte_of(lt.cur[k], b) - byte_of(pred, b)))];

@@ -23,7 +23,11 @@ const uint8_t kMagic[4] = {'C', 'F', 'X', 'D'};
 constexpr uint8_t kFlagKey = 1u << 0;
 constexpr uint8_t kCompressionShift = 1, kCompressionMask = 3u << 1;
 constexpr uint8_t kFlagRefresh = 1u << 3;  // format 4
-constexpr uint8_t kFlagMotion = 1u << 4;   // format 4: a vector section
+// Format 4: a vector section (half pixels). Bit 4 had flagged whole-pixel
+// vectors in development streams before 2026-11-27: refused by name, so
+// that such a stream fails at once, not at its checksums.
+constexpr uint8_t kFlagMotion = 1u << 5;
+constexpr uint8_t kFlagWholePixelMotion = 1u << 4;
 constexpr uint8_t kKnownFlags = kFlagKey | kCompressionMask;
 
 uLong crc_serial(const uint8_t* p, size_t n) {
@@ -238,6 +242,9 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
     return bad("unsupported version " + std::to_string(h[4]));
   if (get32(h + 44) != crc(h, 44))
     return bad("header checksum mismatch");
+  if (version == kDeltaVersion && (h[5] & kFlagWholePixelMotion))
+    return bad("whole-pixel motion vectors (flag 4, a development form of format 4) are no "
+               "longer read; vectors are in half pixels (flag 5)");
   if (h[5] & ~(kKnownFlags | (version == kDeltaVersion ? kFlagRefresh | kFlagMotion : 0)))
     return bad("unknown flags");
   if ((h[5] & kFlagMotion) && (h[5] & (kFlagKey | kFlagRefresh)))

@@ -263,6 +263,8 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
   const int wx = bx, wy = by;
   bx *= 2;
   by *= 2;
+  if (best == 0)  // exact: no sum can be smaller
+    return DeltaVector{static_cast<int8_t>(bx), static_cast<int8_t>(by)};
   uint8_t around[3][3][kTileBytes];
   for (int r = 0; r < 3; r++)
     for (int c = 0; c < 3; c++)
