@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
           return 1;
         if (pkt.size() >= 0x8000)
           return 1;
-        if (pan && n > 0 && desc.width > 1 && !(pkt[5] & 0x10))  // 1x1 cannot move
+        if (pan && n > 0 && desc.width > 1 && !(pkt[5] & 0x20))  // 1x1 cannot move; flag 5: vectors
           fprintf(stderr, "make_delta_seeds: no motion vectors in a panning %dx%d frame\n",
                   desc.width, desc.height);
         // Rans and format-4 streams ask the target to reseal their packets:
