@@ -180,6 +180,21 @@ int sad_bytes(const uint8_t* a, const uint8_t* b, int n) {
   return sum;
 }
 
+// A half-pixel prediction from the whole-pixel tiles at and right of /
+// below it (tl at (ix, iy), tr at (ix + 1, iy), bl at (ix, iy + 1), br at
+// both), n bytes: the rounded mean of tl and tr (fx), of tl and bl (fy), or
+// of all four (both), as delta_moved_byte. `out` may be tl.
+void half_pixel_mean(const uint8_t* tl, const uint8_t* tr, const uint8_t* bl, const uint8_t* br,
+                     bool fx, bool fy, int n, uint8_t* out) {
+  if (fx && fy) {
+    for (int k = 0; k < n; k++)
+      out[k] = static_cast<uint8_t>((tl[k] + tr[k] + bl[k] + br[k] + 2) >> 2);
+  } else {
+    const uint8_t* other = fx ? tr : bl;
+    for (int k = 0; k < n; k++) out[k] = static_cast<uint8_t>((tl[k] + other[k] + 1) >> 1);
+  }
+}
+
 // The prediction of a tile moved by v (half pixels: delta_moved_byte, by
 // the whole-pixel tiles around it), into `pred` (w bytes a row).
 void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const TileSite& s,
@@ -189,22 +204,14 @@ void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const
   gather_moved(prev, i, p, s, ix, iy, pred);
   if (!fx && !fy)
     return;
-  const int n = s.w * s.h;
-  uint8_t right[kTileBytes], below[kTileBytes];
+  uint8_t right[kTileBytes], below[kTileBytes], diagonal[kTileBytes];
   if (fx)
     gather_moved(prev, i, p, s, ix + 1, iy, right);
   if (fy)
     gather_moved(prev, i, p, s, ix, iy + 1, below);
-  if (!fy) {
-    for (int k = 0; k < n; k++) pred[k] = static_cast<uint8_t>((pred[k] + right[k] + 1) >> 1);
-  } else if (!fx) {
-    for (int k = 0; k < n; k++) pred[k] = static_cast<uint8_t>((pred[k] + below[k] + 1) >> 1);
-  } else {
-    uint8_t diagonal[kTileBytes];
+  if (fx && fy)
     gather_moved(prev, i, p, s, ix + 1, iy + 1, diagonal);
-    for (int k = 0; k < n; k++)
-      pred[k] = static_cast<uint8_t>((pred[k] + right[k] + below[k] + diagonal[k] + 2) >> 2);
-  }
+  half_pixel_mean(pred, right, below, diagonal, fx, fy, s.w * s.h, pred);
 }
 
 // The sum of absolute differences between the tile of `cur` and plane i of
@@ -276,20 +283,10 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
     if (!delta_search_half_candidate(hx, hy))
       continue;
     const int ox = hx - 2 * wx, oy = hy - 2 * wy;
-    const int c0 = ox < 0 ? 0 : 1, r0 = oy < 0 ? 0 : 1;
+    const int c0 = ox < 0 ? 0 : 1, r0 = oy < 0 ? 0 : 1;  // the whole pixel at or before it
     uint8_t pred[kTileBytes];
-    if (oy == 0) {
-      const uint8_t *a = around[1][c0], *b = around[1][c0 + 1];
-      for (int j = 0; j < n; j++) pred[j] = static_cast<uint8_t>((a[j] + b[j] + 1) >> 1);
-    } else if (ox == 0) {
-      const uint8_t *a = around[r0][1], *b = around[r0 + 1][1];
-      for (int j = 0; j < n; j++) pred[j] = static_cast<uint8_t>((a[j] + b[j] + 1) >> 1);
-    } else {
-      const uint8_t *a = around[r0][c0], *b = around[r0][c0 + 1], *c = around[r0 + 1][c0],
-                    *d = around[r0 + 1][c0 + 1];
-      for (int j = 0; j < n; j++)
-        pred[j] = static_cast<uint8_t>((a[j] + b[j] + c[j] + d[j] + 2) >> 2);
-    }
+    half_pixel_mean(around[r0][c0], around[r0][c0 + 1], around[r0 + 1][c0],
+                    around[r0 + 1][c0 + 1], ox != 0, oy != 0, n, pred);
     int sad = 0;
     for (int y = 0; y < s.h && sad < best; y++)
       sad += sad_bytes(cur + static_cast<size_t>(y) * cp, pred + y * s.w, s.w);
