@@ -182,10 +182,6 @@ __device__ __forceinline__ int lane_cost(const LaneTile& lt, const TileSite& s, 
   return total;
 }
 
-// Eight blocks (32 warps) an SM: the search is a chain of loads, a sum and
-// a comparison a candidate, so it needs warps to hide latency more than
-// registers (H100, 2160p RGBA, every tile searched: 116 registers and four
-// blocks 1.06 ms; 80 and six 1.01 ms; 64 and eight, some spilled, 0.93 ms).
 // Row k's word of a whole tile moved by (dx, dy) whole pixels inside the
 // plane (moved_inside): one load, two and a funnel shift unaligned.
 __device__ __forceinline__ uint32_t moved_word(const LaneTile& lt, const TileSite& s, int dx,
@@ -269,6 +265,10 @@ __device__ __noinline__ int lane_cost_half(const LaneTile& lt, const TileSite& s
   return total;
 }
 
+// Eight blocks (32 warps) an SM: the search is a chain of loads, a sum and
+// a comparison a candidate, so it needs warps to hide latency more than
+// registers (H100, 2160p RGBA, every tile searched: 116 registers and four
+// blocks 1.06 ms; 80 and six 1.01 ms; 64 and eight, some spilled, 0.93 ms).
 template <bool kLossless>
 __global__ void __launch_bounds__(kSearchThreads, 8)
     motion_search_kernel(const __grid_constant__ TileFrame f, unsigned tiles,
