@@ -410,6 +410,8 @@ frame_settings (GstCudaDeltaEnc * self, GstVideoCodecFrame * frame,
   if (refresh)
     settings->refresh_period = key_int_max > 0 ?
         static_cast < int >(MIN (key_int_max, 65535u)) : DEFAULT_REFRESH_PERIOD;
+  /* A keyframe on every frame: keyframes coded for their own size. */
+  settings->keyframes_only = !refresh && key_int_max == 1;
   *want_stats = st->post_stats;
   *stats_interval = st->stats_interval;
   GST_OBJECT_UNLOCK (self);

@@ -114,6 +114,30 @@ TEST(DeltaElements, ForceKeyUnitGivesAKeyframe) {
   gst_harness_teardown(h);
 }
 
+// With key-int-max=1 every frame is a keyframe, coded for its own size with
+// the whole threshold as dead zone; with delta frames after it, a keyframe
+// keeps its bytes within 4T/5 (delta_keyframe_dead_zone).
+TEST(DeltaElements, KeyframesOnlyUseTheWholeThreshold) {
+  const ImageDesc desc{PixelFormat::I420, 96, 64};
+  const auto clip = make_clip(desc, 2, 11);
+  for (int key_int_max : {1, 2}) {
+    GstHarness* h = gst_harness_new_parse(
+        ("cudadeltaenc threshold=10 key-int-max=" + std::to_string(key_int_max) +
+         " ! cudadeltadec")
+            .c_str());
+    set_caps(h, desc);
+    ASSERT_EQ(gst_harness_push(h, timed_buffer(clip[0], 0)), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    ASSERT_NE(out, nullptr);
+    HostImage got;
+    ASSERT_TRUE(image_from_buffer(out, desc, &got));
+    EXPECT_EQ(max_abs_diff(got.view(), clip[0].view()), key_int_max == 1 ? 10 : 8)
+        << "key-int-max " << key_int_max;
+    gst_buffer_unref(out);
+    gst_harness_teardown(h);
+  }
+}
+
 // compression=predictive (the default) streams format 4, the others format
 // 3; the caps say which, and a change while PLAYING renegotiates and starts
 // the new format with a keyframe. A decoder takes either, frame by frame.

@@ -46,6 +46,7 @@ std::vector<std::vector<uint8_t>> encode_v4(const std::vector<HostImage>& clip, 
     s.threshold = threshold;
     s.compression = DeltaCompression::Predictive;
     s.force_keyframe = key_every > 0 && n % key_every == 0;
+    s.keyframes_only = key_every == 1;  // as the element with key-int-max=1
     s.refresh_period = refresh_period;
     packets.emplace_back();
     EXPECT_TRUE(enc->encode(clip[n].view(), s, &packets.back()).is_ok());
@@ -213,6 +214,32 @@ TEST(DeltaV4Stream, KeyframesHonourAndProfitFromTheThreshold) {
   DeltaLayout l = layout_of(desc);
   EXPECT_LT(lossless * 3 / 2, l.frame_bytes);
   EXPECT_LT(t4 * 3, lossless);
+}
+
+// A keyframe that delta frames follow leaves every byte within
+// delta_keyframe_dead_zone(T) of its source (4T/5), so that noise in the
+// frames after it crosses T less often; a stream of keyframes only uses
+// the whole threshold, its keyframes smaller. Delta frames keep T.
+TEST(DeltaV4Stream, KeyframesBeforeDeltaFramesKeepAFifthOfTheThreshold) {
+  const ImageDesc desc{PixelFormat::I420, 96, 64};
+  auto clip = make_clip(desc, 2, 11);
+  for (int t : {1, 4, 10, 20}) {
+    const int dead_zone = delta_keyframe_dead_zone(t);
+    ASSERT_EQ(dead_zone, t * 4 / 5);
+    const auto with_deltas = encode_v4(clip, t, 0);
+    const auto keys_only = encode_v4(clip, t, 1);
+    std::unique_ptr<DeltaDecoder> dec;
+    ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+    ASSERT_EQ(dec->decode(with_deltas[0].data(), with_deltas[0].size(), nullptr), DeltaDecodeResult::Frame);
+    EXPECT_EQ(testing_support::max_abs_diff(dec->reconstruction(), clip[0].view()), dead_zone)
+        << "T " << t;
+    ASSERT_EQ(dec->decode(with_deltas[1].data(), with_deltas[1].size(), nullptr), DeltaDecodeResult::Frame);
+    EXPECT_EQ(testing_support::max_abs_diff(dec->reconstruction(), clip[1].view()), t) << "T " << t;
+    ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+    ASSERT_EQ(dec->decode(keys_only[0].data(), keys_only[0].size(), nullptr), DeltaDecodeResult::Frame);
+    EXPECT_EQ(testing_support::max_abs_diff(dec->reconstruction(), clip[0].view()), t) << "T " << t;
+    EXPECT_LT(keys_only[0].size(), with_deltas[0].size()) << "T " << t;
+  }
 }
 
 // The modes: tiles within the threshold are skipped, a brightness change is
@@ -698,8 +725,11 @@ TEST_P(DeltaV4Cuda, TilesEqualTheCpu) {
         if (n == 0) {
           ASSERT_TRUE(ref_dev.upload(ref.view(), stream.get()).is_ok());
         }
-        // Frames 1 and 3 with an intra-refresh band (a sweep of 3).
-        const DeltaIntra intra{key, 3, static_cast<int>(n % 3)};
+        // Frames 1 and 3 with an intra-refresh band (a sweep of 3); the
+        // first keyframe behind the dead zone of one before delta frames,
+        // the second behind the whole bound (a stream of keyframes only).
+        const DeltaIntra intra{key, 3, static_cast<int>(n % 3),
+                               n == 0 ? delta_keyframe_dead_zone(threshold) : -1};
         delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), threshold, intra, sym.data(),
                                mode.data());
         const Status s =

@@ -252,6 +252,11 @@ struct DeltaEncodeSettings {
   // intra refresh (a moved tile would read tiles a joining decoder has not
   // rebuilt yet): there it has no effect.
   bool motion_search = true;
+  // Format 4 only: every frame of the stream is a keyframe (the element's
+  // key-int-max=1). Keyframes are then coded for their own size, with the
+  // threshold as dead zone, not for the delta frames after them
+  // (delta_keyframe_dead_zone).
+  bool keyframes_only = false;
   DeltaCompression compression = DeltaCompression::Predictive;
   int zstd_level = 3;  // zstd, and keyframes with rans
 };

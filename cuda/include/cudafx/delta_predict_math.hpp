@@ -67,10 +67,28 @@ struct NearLossless {
 // byte ends within T; the decoder needs Q only.
 CUDAFX_HD int delta_quantiser_for(int bound) { return bound / 2; }
 
+// The reference encoder's dead zone on a keyframe followed by delta frames:
+// 4T/5 rather than T. A keyframe codes every byte, and the delta frames after
+// it skip a tile only while all its bytes stay within T of the reference;
+// bytes left up to T off by the keyframe cross that bound at the first
+// noise, so the frames after a keyframe cost more than the rest. Measured
+// with the library's CPU encoder, a keyframe every 30 frames (ratio to raw,
+// T = 10): vtest.avi (795 frames) 72.1x with T, 74.0x with 4T/5 (its
+// keyframes 21 % larger, the frames between them 11 % smaller), against
+// 88.0x with one keyframe; bigbuckbunny.mp4 78.4x -> 79.7x, bikes.mp4 50.4x ->
+// 50.6x; at T = 4 and 20 too (vtest.avi, 300 frames: 31.8x -> 32.1x, 137.4x
+// -> 145.2x); 3T/5 and 9T/10 were worse. A stream of keyframes only has no
+// frames after them to gain: it keeps T (DeltaEncodeSettings::keyframes_only).
+CUDAFX_HD int delta_keyframe_dead_zone(int bound) { return bound * 4 / 5; }
+
 struct DeltaEncoderQuantiser {
   NearLossless nl;
-  int bound;
+  int bound;  // the dead zone
   CUDAFX_HD explicit DeltaEncoderQuantiser(int b) : nl(delta_quantiser_for(b)), bound(b) {}
+  // The quantiser of error bound `b` behind a dead zone of `dead_zone` (at
+  // most b; e.g. delta_keyframe_dead_zone(b)).
+  CUDAFX_HD DeltaEncoderQuantiser(int b, int dead_zone)
+      : nl(delta_quantiser_for(b)), bound(dead_zone < b ? dead_zone : b) {}
   CUDAFX_HD int quantise(int err) const {
     return (err <= bound && err >= -bound) ? 0 : nl.quantise(err);
   }

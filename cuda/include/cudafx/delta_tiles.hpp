@@ -23,17 +23,28 @@ namespace cudafx {
 // Which tiles a frame must code spatially: all (a keyframe: there is no
 // reference to predict from), or, with intra refresh, the tile rows of the
 // band of `phase` in a sweep of `period` frames (delta_in_refresh_band).
+// A keyframe's bytes are quantised behind a dead zone of
+// `keyframe_dead_zone` (at most the bound; -1: the bound itself).
 struct DeltaIntra {
   bool keyframe = false;
   int period = 0, phase = 0;  // period 0: no refresh
+  int keyframe_dead_zone = -1;
+  // The quantiser of a frame of error bound `bound` with this intra.
+  DeltaEncoderQuantiser quantiser(int bound) const {
+    return DeltaEncoderQuantiser(bound, keyframe && keyframe_dead_zone >= 0 ? keyframe_dead_zone
+                                                                            : bound);
+  }
 };
 
 // The tiles a frame of a stream with these settings codes spatially: all on
 // a keyframe, else the refresh band of frame number `counter` (none without
-// refresh).
+// refresh); a keyframe's dead zone delta_keyframe_dead_zone, unless every
+// frame is a keyframe.
 inline DeltaIntra delta_intra_of(const DeltaEncodeSettings& s, bool keyframe, uint32_t counter) {
   DeltaIntra intra;
   intra.keyframe = keyframe;
+  if (keyframe && !s.keyframes_only)
+    intra.keyframe_dead_zone = delta_keyframe_dead_zone(s.threshold);
   if (s.refresh_period > 0) {
     intra.period = s.refresh_period;
     intra.phase = static_cast<int>(counter % static_cast<uint32_t>(s.refresh_period));

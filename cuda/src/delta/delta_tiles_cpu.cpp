@@ -310,7 +310,7 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const ImageView& ref, int bound, const DeltaIntra& intra,
                               uint8_t* symbols, uint8_t* modes,
                               const DeltaMotionSearch* motion) {
-  const DeltaEncoderQuantiser q(bound);
+  const DeltaEncoderQuantiser q = intra.quantiser(bound);
   const QuantLut lut(q);
   for_each_tile_row(layout, [&](int i, const TileSite& s) {
     const DeltaPlaneLayout& p = layout.planes[i];

@@ -333,7 +333,7 @@ Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
     for (int i = 0; i < kMaxPlanes; i++) f.global[i] = motion->global[i];
   }
   f.bound = bound;
-  const DeltaEncoderQuantiser dq(bound);
+  const DeltaEncoderQuantiser dq = intra.quantiser(bound);  // the table's dead zone
   uint8_t* quantise = reinterpret_cast<uint8_t*>(f.quantise);
   for (int e = 0; e < kErrors; e++)
     quantise[e] = static_cast<uint8_t>(static_cast<int8_t>(dq.quantise(e - 255)));
