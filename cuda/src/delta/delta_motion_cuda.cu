@@ -219,15 +219,31 @@ __device__ __forceinline__ uint32_t half_word(const uint32_t (&w)[3][3], int ox,
 }
 
 // Row k's words of the whole tile moved by (x + c - 1, y + r - 1) for r, c
-// in 0..2, as half_word reads them; `need(r, c)` picks which are loaded
-// (the rest 0).
-template <class Need>
+// in 0..2, as half_word reads them (stage 3's sums: eight candidates from
+// nine loads).
 __device__ __forceinline__ void around_words(const LaneTile& lt, const TileSite& s, int x, int y,
-                                             int k, Need&& need, uint32_t (&w)[3][3]) {
+                                             int k, uint32_t (&w)[3][3]) {
 #pragma unroll
   for (int r = 0; r < 3; r++)
 #pragma unroll
-    for (int c = 0; c < 3; c++) w[r][c] = need(r, c) ? moved_word(lt, s, x + c - 1, y + r - 1, k) : 0u;
+    for (int c = 0; c < 3; c++) w[r][c] = moved_word(lt, s, x + c - 1, y + r - 1, k);
+}
+
+// Row k's word of the whole tile moved by v (half pixels), as
+// delta_moved_byte, when every whole-pixel tile it averages is inside the
+// plane (moved_inside): the one, two or four words it reads, as half_word
+// takes them from around_words.
+__device__ __forceinline__ uint32_t half_moved_word(const LaneTile& lt, const TileSite& s,
+                                                    DeltaVector v, int k) {
+  const int ix = delta_whole_pixels(v.dx), iy = delta_whole_pixels(v.dy);
+  const bool fx = v.dx & 1, fy = v.dy & 1;
+  const uint32_t at = moved_word(lt, s, ix, iy, k);
+  if (fx && fy)
+    return mean4(at, moved_word(lt, s, ix + 1, iy, k), moved_word(lt, s, ix, iy + 1, k),
+                 moved_word(lt, s, ix + 1, iy + 1, k));
+  if (fx)
+    return __vavgu4(at, moved_word(lt, s, ix + 1, iy, k));
+  return fy ? __vavgu4(at, moved_word(lt, s, ix, iy + 1, k)) : at;
 }
 
 // The lane's bytes of the tile moved by v (half pixels), byte by byte
@@ -255,13 +271,28 @@ __device__ __noinline__ int lane_sad_half(const LaneTile& lt, const TileSite& s,
   return sad;
 }
 
+// The lane's part of the cost of coding the tile predicted from the
+// reference moved by v (half pixels), as lane_cost: a word at a time when
+// `words_inside` (every whole-pixel tile it averages inside the plane),
+// else byte by byte. Once a tile: out of line, so that the search keeps
+// its registers.
 template <class Q>
 __device__ __noinline__ int lane_cost_half(const LaneTile& lt, const TileSite& s, DeltaVector v,
-                                           const Q& q, const uint8_t* cost) {
+                                           bool words_inside, const Q& q, const uint8_t* cost) {
   int total = 0;
-  lane_moved_bytes(lt, s, v, [&](int source, int predicted) {
+  const auto add = [&](int source, int predicted) {
     total += cost[delta_fold(q.quantise(source - predicted))];
-  });
+  };
+  if (words_inside) {
+#pragma unroll
+    for (int k = 0; k < kRowsPerLane; k++) {
+      const uint32_t predicted = half_moved_word(lt, s, v, k);
+#pragma unroll
+      for (int b = 0; b < 4; b++) add(byte_of(lt.cur[k], b), byte_of(predicted, b));
+    }
+  } else {
+    lane_moved_bytes(lt, s, v, add);
+  }
   return total;
 }
 
@@ -360,7 +391,7 @@ __global__ void __launch_bounds__(kSearchThreads, 8)
 #pragma unroll
     for (int k = 0; k < kRowsPerLane; k++) {
       uint32_t w[3][3];
-      around_words(lt, s, wx, wy, k, [](int, int) { return true; }, w);
+      around_words(lt, s, wx, wy, k, w);
 #pragma unroll
       for (int j = 0; j < kDeltaSearchStage3; j++) {
         int hx = 0, hy = 0;
@@ -395,23 +426,8 @@ __global__ void __launch_bounds__(kSearchThreads, 8)
     int moved_cost = 0;
     if (!(hbx & 1) && !(hby & 1)) {
       moved_cost = warp_sum(lane_cost(lt, s, hbx / 2, hby / 2, q, cost, &unused));
-    } else if (words_inside) {
-      int total = 0;
-#pragma unroll
-      for (int k = 0; k < kRowsPerLane; k++) {
-        uint32_t w[3][3];
-        const int ox = hbx - 2 * wx, oy = hby - 2 * wy;  // the words half_word reads
-        around_words(lt, s, wx, wy, k,
-                     [&](int r, int c) { return (r == 1 || oy == r - 1) && (c == 1 || ox == c - 1); },
-                     w);
-        const uint32_t pred = half_word(w, ox, oy);
-#pragma unroll
-        for (int b = 0; b < 4; b++)
-          total += cost[delta_fold(q.quantise(byte_of(lt.cur[k], b) - byte_of(pred, b)))];
-      }
-      moved_cost = warp_sum(total);
     } else {
-      moved_cost = warp_sum(lane_cost_half(lt, s, found, q, cost));
+      moved_cost = warp_sum(lane_cost_half(lt, s, found, words_inside, q, cost));
     }
     if (moved_cost < t_total)
       v = found;
