@@ -25,6 +25,10 @@ source .devrt/env.sh
 export GST_PLUGIN_PATH=$PWD/$build/gst
 export CUDAFX_REQUIRE_GPU=1
 [ -d .devrt/testdata ] && export CUDAFX_TESTDATA=$PWD/.devrt/testdata
+# test_rtsp_server starts the example server, which meson names in the
+# environment of `meson test` only.
+[ -x "$build/examples/delta_rtsp_server" ] &&
+  export CUDAFX_RTSP_SERVER=$PWD/$build/examples/delta_rtsp_server
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/device.txt" 2>&1
 status=0
 for t in "$build"/tests/test_*; do
