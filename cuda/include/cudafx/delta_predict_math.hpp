@@ -75,7 +75,7 @@ CUDAFX_HD int delta_quantiser_for(int bound) { return bound / 2; }
 // with the library's CPU encoder, a keyframe every 30 frames (ratio to raw,
 // T = 10): vtest.avi (795 frames) 72.1x with T, 74.0x with 4T/5 (its
 // keyframes 21 % larger, the frames between them 11 % smaller), against
-// 88.0x with one keyframe; bigbuckbunny.mp4 78.4x -> 79.7x, bikes.mp4 50.4x ->
+// 88.0x with one keyframe (90.3x with 4T/5: the first keyframe gains too); bigbuckbunny.mp4 78.4x -> 79.7x, bikes.mp4 50.4x ->
 // 50.6x; at T = 4 and 20 too (vtest.avi, 300 frames: 31.8x -> 32.1x, 137.4x
 // -> 145.2x); 3T/5 and 9T/10 were worse. A stream of keyframes only has no
 // frames after them to gain: it keeps T (DeltaEncodeSettings::keyframes_only).
