@@ -48,7 +48,8 @@ default=$(sed -n 's/^plugins=\${DEVRT_PLUGINS:-"\(.*\)"}$/\1/p' "$pack")
 [ -n "$default" ] || die "cannot read the default plugin list from $pack"
 
 rm -rf "$out"
-DEVRT_PLUGINS="$default ${DEVRT_EXTRA_PLUGINS:-}" "$pack" "$out" "$build"
+# rtsp: test_rtsp_server's clients (rtspsrc) against the example server.
+DEVRT_PLUGINS="$default rtsp ${DEVRT_EXTRA_PLUGINS:-}" "$pack" "$out" "$build"
 
 # The images the tests decode (GaussianOnPhotos, ResizeOnPhotos): pngdec and
 # jpegdec are in the default list.
