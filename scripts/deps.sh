@@ -9,6 +9,7 @@ pkgs=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-x
+  gstreamer1.0-plugins-ugly  # x264enc: bench_delta_clip's peer (its rows say n/a without)
   libgtest-dev libopencv-core-dev libopencv-imgproc-dev libzstd-dev zlib1g-dev libcharls-dev
   libpango1.0-dev fonts-dejavu-core libgstrtspserver-1.0-dev
   clang libclang-rt-14-dev
