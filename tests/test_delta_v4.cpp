@@ -242,6 +242,70 @@ TEST(DeltaV4Stream, KeyframesBeforeDeltaFramesKeepAFifthOfTheThreshold) {
   }
 }
 
+// Lossless, every (source, reference) byte pair once: a temporal tile's
+// symbols are the folded differences, the reconstruction is the source,
+// and each tile's mode follows the cost rule (temporal when its summed
+// delta_symbol_cost is at most the spatial coding's), costs computed here
+// from the public per-byte math (the encoder codes whole 16-byte groups of
+// lossless tiles with SSE2).
+TEST(DeltaV4Tiles, LosslessCodingOfEveryBytePairFollowsTheCostRule) {
+  const ImageDesc desc{PixelFormat::GRAY8, 64 * kDeltaTileW, kDeltaTileH};
+  const DeltaLayout l = layout_of(desc);
+  HostImage cur(desc), ref(desc);
+  const PlaneView c = cur.view().plane(0), r = ref.view().plane(0);
+  for (int t = 0; t < 64; t++) {
+    // Every pair once, scrambled (an odd multiplier is a bijection mod
+    // 2^16), where temporal coding wins; in even tiles sorted by source,
+    // a smooth picture where spatial coding wins.
+    std::vector<int> pairs(kDeltaTileW * kDeltaTileH);
+    for (size_t i = 0; i < pairs.size(); i++)
+      pairs[i] = static_cast<int>((static_cast<unsigned>(t * pairs.size() + i) * 40503u) & 0xffffu);
+    if (t % 2 == 0)
+      std::sort(pairs.begin(), pairs.end());
+    for (size_t i = 0; i < pairs.size(); i++) {
+      const size_t at = i / kDeltaTileW * c.pitch + t * kDeltaTileW + i % kDeltaTileW;
+      c.data[at] = static_cast<uint8_t>(pairs[i] >> 8);
+      r.data[at] = static_cast<uint8_t>(pairs[i] & 255);
+    }
+  }
+  HostImage before(desc);
+  copy_plane_host(before.view().plane(0), r);
+  std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+  delta_tiles_encode_cpu(l, cur.view(), ref.view(), 0, {}, symbols.data(), modes.data());
+  const NearLossless nl(0);
+  int temporal_tiles = 0;
+  for (int t = 0; t < 64; t++) {
+    int t_cost = 0, s_cost = 0;
+    for (int y = 0; y < kDeltaTileH; y++)
+      for (int x = 0; x < kDeltaTileW; x++) {
+        const size_t at = static_cast<size_t>(y) * c.pitch + t * kDeltaTileW + x;
+        const int source = c.data[at], old = before.view().plane(0).data[at];
+        t_cost += delta_symbol_cost(delta_fold(nl.quantise(source - old)));
+        // Lossless: the tile's own reconstruction is the source.
+        const uint8_t* row = c.data + static_cast<size_t>(y) * c.pitch + t * kDeltaTileW;
+        const int left = x > 0 ? row[x - 1] : 0, above = y > 0 ? row[x - c.pitch] : 0;
+        const int upper_left = (x > 0 && y > 0) ? row[x - 1 - c.pitch] : 0;
+        const int pred = delta_spatial_prediction(x, y, 1, left, above, upper_left);
+        s_cost += delta_symbol_cost(delta_fold(nl.quantise(source - pred)));
+      }
+    const int want = t_cost <= s_cost ? kDeltaTemporal : kDeltaSpatial;
+    ASSERT_EQ(modes[t], want) << "tile " << t << ": temporal " << t_cost << ", spatial " << s_cost;
+    temporal_tiles += want == kDeltaTemporal;
+    for (int y = 0; y < kDeltaTileH; y++)
+      for (int x = 0; x < kDeltaTileW; x++) {
+        const size_t at = static_cast<size_t>(y) * c.pitch + t * kDeltaTileW + x;
+        const size_t sym_at = static_cast<size_t>(y) * desc.width + t * kDeltaTileW + x;
+        ASSERT_EQ(r.data[at], c.data[at]) << "tile " << t;
+        if (want == kDeltaTemporal) {
+          const int old = before.view().plane(0).data[at];
+          ASSERT_EQ(symbols[sym_at], delta_fold(nl.quantise(c.data[at] - old))) << "tile " << t;
+        }
+      }
+  }
+  EXPECT_GT(temporal_tiles, 0);
+  EXPECT_LT(temporal_tiles, 64) << "both modes should occur";
+}
+
 // The modes: tiles within the threshold are skipped, a brightness change is
 // coded temporally, new smooth content spatially, a keyframe all spatially;
 // decoding the modes and symbols rebuilds the encoder's reference.
