@@ -156,19 +156,13 @@ struct TileWalk {
   size_t row;
 };
 
-// How the symbol at (x, y) of a tile is coded, from its neighbours' symbols.
-inline DeltaSymbolCoding coding_at(const uint8_t* s, const TileWalk& w, int mode, int x, int y) {
-  const uint8_t* here = s + w.base + static_cast<size_t>(y) * w.row + x;
-  return delta_symbol_coding(mode, x >= w.c ? delta_unfold(here[-w.c]) : 0,
-                             y > 0 ? delta_unfold(here[-static_cast<ptrdiff_t>(w.row)]) : 0);
-}
-
 // delta_symbol_coding of every pair of neighbour symbols (left << 8 |
 // upper, 0 where there is none), for a temporal tile (a spatial one adds
-// kDeltaActivityClasses to the context): its context | flip << 3. The
-// encoder's walk looks each symbol's coding up here; computed per symbol
-// (two unfolds, the activity class and its branches) it was most of the
-// histogram pass, a fifth of the CPU encoder lossless (perf, vtest.avi).
+// kDeltaActivityClasses to the context): its context | flip << 3.
+// coding_at looks each symbol's coding up here; computed per symbol (two
+// unfolds, the activity class and its branches) it was most of the
+// encoder's histogram pass, a fifth of the CPU encoder lossless (perf,
+// vtest.avi).
 const uint8_t* symbol_coding_table() {
   static_assert(kDeltaActivityClasses <= 8, "a context in three bits");
   static const std::vector<uint8_t> table = [] {
@@ -182,6 +176,18 @@ const uint8_t* symbol_coding_table() {
     return t;
   }();
   return table.data();
+}
+
+
+// How the symbol at (x, y) of a tile is coded, from its neighbours' symbols
+// (delta_symbol_coding, looked up in `table`, symbol_coding_table()).
+inline DeltaSymbolCoding coding_at(const uint8_t* table, const uint8_t* s, const TileWalk& w,
+                                   int mode, int x, int y) {
+  const uint8_t* here = s + w.base + static_cast<size_t>(y) * w.row + x;
+  const int left = x >= w.c ? here[-w.c] : 0;
+  const int upper = y > 0 ? here[-static_cast<ptrdiff_t>(w.row)] : 0;
+  const int c = table[left << 8 | upper];
+  return {(mode == kDeltaSpatial ? kDeltaActivityClasses : 0) + (c & 7), (c & 8) != 0};
 }
 
 }  // namespace
@@ -261,16 +267,11 @@ struct DeltaTileEntropy::Impl {
           mask |= any ? 1u << g : 0u;
         }
         emit(delta_mask_context(y == 0, above), static_cast<int>(mask));
-        // As coding_at: the neighbours' symbols (0 outside the tile) pick
-        // the context and the flip.
-        const int base = mode == kDeltaSpatial ? kDeltaActivityClasses : 0;
-        const uint8_t* up = y > 0 ? row - w.row : nullptr;
         for (int g = 0; g < groups; g++)
           if (mask & (1u << g))
             for (int x = g * kDeltaGroupBytes; x < std::min(w.w, (g + 1) * kDeltaGroupBytes); x++) {
-              const int left = x >= w.c ? row[x - w.c] : 0, upper = up ? up[x] : 0;
-              const int c = coding[left << 8 | upper];
-              emit(base + (c & 7), (c & 8) ? flipped[row[x]] : row[x]);
+              const DeltaSymbolCoding c = coding_at(coding, symbols, w, mode, x, y);
+              emit(c.context, c.flip ? flipped[row[x]] : row[x]);
             }
         above = mask;
       }
@@ -576,6 +577,7 @@ Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* dat
       reader.take(t.start[*v], t.freq[*v]);
       return true;
     };
+    const uint8_t* const coding = symbol_coding_table();
     size_t n = 0;
     bool ok = true;
     for (int t = 0; t < l.tiles && ok; t++) {
@@ -601,7 +603,7 @@ Status DeltaTileEntropy::decode(int quantiser, bool keyframe, const uint8_t* dat
           }
           for (int x = x0; x < x1 && ok; x++) {
             int v = 0;
-            const DeltaSymbolCoding c = coding_at(symbols, w, mode, x, y);
+            const DeltaSymbolCoding c = coding_at(coding, symbols, w, mode, x, y);
             ok = take(c.context, &v);
             row[x] = static_cast<uint8_t>(c.flip ? delta_flip_symbol(v, nl.range) : v);
           }
