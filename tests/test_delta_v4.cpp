@@ -348,6 +348,244 @@ TEST(DeltaV4Tiles, ModesFollowTheContentAndDecodeToTheEncodersReference) {
   for (uint8_t m : modes) EXPECT_EQ(m, kDeltaSpatial);
 }
 
+// The eight spatial predictors are the format's formulas (written out here
+// on their own, docs/delta-format.md), for every left, above and
+// upper-left byte on a grid that takes in 0, 255 and the clamps of
+// predictor 4.
+TEST(DeltaV4Quantiser, SpatialPredictorsAreTheFormatsFormulas) {
+  auto floor_div = [](int n, int d) { return n >= 0 ? n / d : -((-n + d - 1) / d); };
+  auto med = [](int a, int b, int c) {
+    if (c >= std::max(a, b))
+      return std::min(a, b);
+    if (c <= std::min(a, b))
+      return std::max(a, b);
+    return a + b - c;
+  };
+  std::vector<int> grid;
+  for (int v = 0; v < 256; v += 5) grid.push_back(v);
+  for (int v : {1, 2, 3, 126, 127, 128, 129, 253, 254, 255}) grid.push_back(v);
+  int clamped_low = 0, clamped_high = 0;
+  for (int a : grid)
+    for (int b : grid)
+      for (int c : grid) {
+        const int p4 = floor_div(3 * a + 3 * b - 2 * c + 2, 4);
+        clamped_low += p4 < 0;
+        clamped_high += p4 > 255;
+        const int want[kDeltaSpatialPredictors] = {
+            med(a, b, c),
+            floor_div(a + b + 1, 2),
+            a,
+            b,
+            std::clamp(p4, 0, 255),
+            floor_div(med(a, b, c) + floor_div(a + b + 1, 2) + 1, 2),
+            floor_div(3 * a + b + 2, 4),
+            floor_div(a + 3 * b + 2, 4)};
+        for (int p = 0; p < kDeltaSpatialPredictors; p++) {
+          const int got = delta_with_predictor(
+              p, [&](auto k) { return delta_intra_predictor<decltype(k)::value>(a, b, c); });
+          ASSERT_EQ(got, want[p]) << "predictor " << p << " a " << a << " b " << b << " c " << c;
+          // Inside the tile it is the prediction; on its first row and
+          // column the rule is the same for all eight.
+          ASSERT_EQ(delta_with_predictor(p,
+                                         [&](auto k) {
+                                           return delta_spatial_prediction<decltype(k)::value>(
+                                               5, 3, 1, a, b, c);
+                                         }),
+                    want[p]);
+          ASSERT_EQ(delta_with_predictor(p,
+                                         [&](auto k) {
+                                           return delta_spatial_prediction<decltype(k)::value>(
+                                               5, 0, 1, a, b, c);
+                                         }),
+                    a);
+          ASSERT_EQ(delta_with_predictor(p,
+                                         [&](auto k) {
+                                           return delta_spatial_prediction<decltype(k)::value>(
+                                               0, 3, 1, a, b, c);
+                                         }),
+                    b);
+        }
+      }
+  EXPECT_GT(clamped_low, 0);
+  EXPECT_GT(clamped_high, 0);
+}
+
+namespace {
+// A tile's spatial coding with predictor `p`, from the public per-byte math
+// in raster order: its cost (the sum of delta_symbol_cost), symbols and
+// reconstruction (w bytes a row).
+int code_tile_spatially(const PlaneView& src, int x0, int y0, int w, int h, int c, int p,
+                        const DeltaEncoderQuantiser& q, std::vector<uint8_t>* sym,
+                        std::vector<uint8_t>* rec) {
+  sym->assign(static_cast<size_t>(w) * h, 0);
+  rec->assign(static_cast<size_t>(w) * h, 0);
+  int cost = 0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      const int left = x >= c ? (*rec)[y * w + x - c] : 0;
+      const int above = y > 0 ? (*rec)[(y - 1) * w + x] : 0;
+      const int upper_left = (x >= c && y > 0) ? (*rec)[(y - 1) * w + x - c] : 0;
+      const int pred = delta_with_predictor(p, [&](auto k) {
+        return delta_spatial_prediction<decltype(k)::value>(x, y, c, left, above, upper_left);
+      });
+      const int k = q.quantise(src.data[static_cast<size_t>(y0 + y) * src.pitch + x0 + x] - pred);
+      (*sym)[y * w + x] = static_cast<uint8_t>(delta_fold(k));
+      (*rec)[y * w + x] = static_cast<uint8_t>(q.nl.reconstruct(pred, k));
+      cost += delta_symbol_cost(delta_fold(k));
+    }
+  return cost;
+}
+}  // namespace
+
+// A keyframe's tiles each take the spatial predictor whose coding costs
+// least (the lowest on a tie), costs worked out here for all eight from the
+// public math; their symbols and reconstruction are that predictor's, and
+// decoding with the predictors rebuilds the encoder's reference (without
+// them, as MED, it does not). On noisy footage several predictors win.
+TEST(DeltaV4Tiles, KeyframeTilesChooseTheCheapestSpatialPredictor) {
+  for (int t : {0, 4, 10}) {
+    const ImageDesc desc{PixelFormat::RGB, 213, 70};  // 3 bytes a pixel; narrow, short edge tiles
+    const DeltaLayout l = layout_of(desc);
+    HostImage cur(desc), ref(desc), dec_ref(desc);
+    fill_smooth(cur, 3);
+    std::mt19937 rng(t + 1);
+    const PlaneView c = cur.view().plane(0);
+    for (int y = 0; y < c.height; y++)  // stronger noise in the lower half, stripes on the right
+      for (int x = 0; x < c.width * 3; x++) {
+        uint8_t& v = c.data[static_cast<size_t>(y) * c.pitch + x];
+        if (y >= 32)
+          v = static_cast<uint8_t>(std::clamp(v + static_cast<int>(rng() % 21) - 10, 0, 255));
+        if (x >= 400)
+          v = static_cast<uint8_t>((y % 4) * 50 + rng() % 3);
+      }
+    DeltaIntra intra;
+    intra.keyframe = true;
+    intra.keyframe_dead_zone = delta_keyframe_dead_zone(t);
+    const DeltaEncoderQuantiser q = intra.quantiser(t);
+    std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count()),
+        predictors(l.tile_count(), 99);
+    ASSERT_EQ(delta_tiles_encode_cpu(l, cur.view(), ref.view(), t, intra, symbols.data(),
+                                     modes.data(), nullptr, predictors.data()),
+              l.frame_bytes);
+    std::set<int> chosen;
+    const DeltaPlaneLayout& pl = l.planes[0];
+    for (int ty = 0; ty < pl.tiles_y; ty++)
+      for (int tx = 0; tx < pl.tiles_x; tx++) {
+        const size_t tile = static_cast<size_t>(ty) * pl.tiles_x + tx;
+        const int w = pl.tile_width(tx), h = pl.tile_height(ty);
+        const int x0 = tx * kDeltaTileW, y0 = ty * kDeltaTileH;
+        int best = -1, best_cost = 0;
+        std::vector<uint8_t> sym, rec, best_sym, best_rec;
+        for (int p = 0; p < kDeltaSpatialPredictors; p++) {
+          const int cost = code_tile_spatially(c, x0, y0, w, h, 3, p, q, &sym, &rec);
+          if (best < 0 || cost < best_cost) {
+            best = p;
+            best_cost = cost;
+            best_sym = sym;
+            best_rec = rec;
+          }
+        }
+        ASSERT_EQ(modes[tile], kDeltaSpatial);
+        ASSERT_EQ(predictors[tile], best) << "T " << t << " tile " << tx << "," << ty;
+        chosen.insert(best);
+        const PlaneView r = ref.view().plane(0);
+        for (int y = 0; y < h; y++)
+          for (int x = 0; x < w; x++) {
+            ASSERT_EQ(symbols[static_cast<size_t>(y0 + y) * pl.row_bytes + x0 + x],
+                      best_sym[y * w + x]);
+            ASSERT_EQ(r.data[static_cast<size_t>(y0 + y) * r.pitch + x0 + x], best_rec[y * w + x]);
+          }
+      }
+    EXPECT_GE(chosen.size(), 3u) << "T " << t;
+    EXPECT_LE(testing_support::max_abs_diff(ref.view(), cur.view()), t);
+    delta_tiles_decode_cpu(l, symbols.data(), modes.data(), delta_quantiser_for(t),
+                           dec_ref.view(), nullptr, predictors.data());
+    EXPECT_TRUE(testing_support::bytes_equal(dec_ref.view(), ref.view())) << "T " << t;
+    delta_tiles_decode_cpu(l, symbols.data(), modes.data(), delta_quantiser_for(t),
+                           dec_ref.view());
+    EXPECT_FALSE(testing_support::bytes_equal(dec_ref.view(), ref.view())) << "T " << t;
+    // Without somewhere to record them every tile is MED's, as delta frames'
+    // spatial tiles are.
+    HostImage med_ref(desc);
+    std::vector<uint8_t> med_symbols(l.frame_bytes);
+    delta_tiles_encode_cpu(l, cur.view(), med_ref.view(), t, intra, med_symbols.data(),
+                           modes.data());
+    std::vector<uint8_t> sym, rec;
+    code_tile_spatially(c, 0, 0, kDeltaTileW, kDeltaTileH, 3, 0, q, &sym, &rec);
+    for (int y = 0; y < kDeltaTileH; y++)
+      for (int x = 0; x < kDeltaTileW; x++)
+        ASSERT_EQ(med_symbols[static_cast<size_t>(y) * pl.row_bytes + x], sym[y * kDeltaTileW + x]);
+  }
+}
+
+// The predictor section: keyframes carry one (flag bit 6), delta frames
+// none; a section cut short, or the flag on a delta frame, is refused by
+// name; a keyframe without a section (as format 4 streams before it)
+// still decodes, every tile MED.
+TEST(DeltaV4Stream, KeyframesCarryEachTilesPredictor) {
+  const ImageDesc desc{PixelFormat::I420, 200, 70};
+  const DeltaLayout l = layout_of(desc);
+  const auto clip = make_clip(desc, 2, 4);
+  const auto packets = encode_v4(clip, 6, 0);
+  DeltaPacketInfo key, delta;
+  ASSERT_TRUE(read_delta_header(l, packets[0].data(), packets[0].size(), &key).is_ok());
+  ASSERT_TRUE(read_delta_header(l, packets[1].data(), packets[1].size(), &delta).is_ok());
+  EXPECT_TRUE(key.keyframe && key.predictors);
+  EXPECT_EQ(packets[0][5] & 0x40, 0x40);
+  EXPECT_FALSE(delta.predictors);
+  auto decode = [&](std::vector<uint8_t> p, bool first_key, std::string* err) {
+    testing_support::reseal_delta_packet(p.data(), p.size());
+    std::unique_ptr<DeltaDecoder> dec;
+    EXPECT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+    if (first_key) {
+      EXPECT_EQ(dec->decode(packets[0].data(), packets[0].size(), nullptr),
+                DeltaDecodeResult::Frame);
+    }
+    return dec->decode(p.data(), p.size(), err);
+  };
+  std::string err;
+  std::vector<uint8_t> flagged = packets[1];
+  flagged[5] |= 0x40;
+  EXPECT_EQ(decode(flagged, true, &err), DeltaDecodeResult::Corrupt);
+  EXPECT_EQ(err, "delta packet: spatial predictors on a delta frame");
+  const size_t section = (l.tile_count() * 3 + 7) / 8;
+  std::vector<uint8_t> cut(packets[0].begin(), packets[0].begin() + kDeltaHeaderSize + 1 + section - 1);
+  EXPECT_EQ(decode(cut, false, &err), DeltaDecodeResult::Corrupt);
+  EXPECT_EQ(err, "delta packet: v4 payload: predictor section truncated (" +
+                     std::to_string(section - 1) + " of " + std::to_string(section) + " bytes)");
+  // The same keyframe without predictors: every tile MED.
+  HostImage ref(desc);
+  std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+  DeltaIntra intra;
+  intra.keyframe = true;
+  intra.keyframe_dead_zone = delta_keyframe_dead_zone(6);
+  const size_t coded = delta_tiles_encode_cpu(l, clip[0].view(), ref.view(), 6, intra,
+                                              symbols.data(), modes.data());
+  std::unique_ptr<DeltaTileEntropy> tiles;
+  ASSERT_TRUE(DeltaTileEntropy::create(l, &tiles).is_ok());
+  DeltaPacketInfo info;
+  info.version = kDeltaVersion;
+  info.keyframe = true;
+  info.compression = DeltaCompression::Predictive;
+  info.threshold = 6;
+  info.recon_checksum = delta_checksum(l, ref.view());
+  std::vector<uint8_t> old_form;
+  ASSERT_TRUE(write_delta_packet_v4(
+                  l, info, coded, nullptr, nullptr,
+                  [&](int q, bool k, bool reuse, std::vector<uint8_t>* out) {
+                    return tiles->encode(q, k, symbols.data(), modes.data(), out, reuse);
+                  },
+                  &old_form)
+                  .is_ok());
+  EXPECT_EQ(old_form[5] & 0x40, 0);
+  EXPECT_LT(old_form.size() - section, packets[0].size() + 4096);
+  std::unique_ptr<DeltaDecoder> dec;
+  ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+  ASSERT_EQ(dec->decode(old_form.data(), old_form.size(), &err), DeltaDecodeResult::Frame) << err;
+  EXPECT_TRUE(testing_support::bytes_equal(dec->reconstruction(), ref.view()));
+  EXPECT_FALSE(dec->last_info().predictors);
+}
+
 // delta_coded_symbols counts the bytes of every tile not skipped (mode 0,
 // kDeltaSkip), the narrow and short edge tiles included (against a
 // tile-by-tile count).
@@ -783,8 +1021,14 @@ TEST_P(DeltaV4Cuda, TilesEqualTheCpu) {
       ASSERT_TRUE(mode_dev.allocate(l.tile_count()).is_ok());
       std::vector<uint8_t> sym(l.frame_bytes), mode(l.tile_count());
       std::vector<uint8_t> sym_gpu(l.frame_bytes), mode_gpu(l.tile_count());
+      // The first keyframe chooses its tiles' predictors (as the encoders
+      // do), the second codes them all with MED (none recorded).
+      DeviceBuffer pred_dev;
+      ASSERT_TRUE(pred_dev.allocate(l.tile_count()).is_ok());
+      std::vector<uint8_t> pred(l.tile_count()), pred_gpu(l.tile_count());
       for (size_t n = 0; n < clip.size(); n++) {
         const bool key = n == 0 || n == 2;
+        const bool choose = n == 0;
         ASSERT_TRUE(cur_dev.upload(clip[n].view(), stream.get()).is_ok());
         if (n == 0) {
           ASSERT_TRUE(ref_dev.upload(ref.view(), stream.get()).is_ok());
@@ -795,10 +1039,11 @@ TEST_P(DeltaV4Cuda, TilesEqualTheCpu) {
         const DeltaIntra intra{key, 3, static_cast<int>(n % 3),
                                n == 0 ? delta_keyframe_dead_zone(threshold) : -1};
         delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), threshold, intra, sym.data(),
-                               mode.data());
-        const Status s =
-            delta_tiles_encode_cuda(l, cur_dev.view(), ref_dev.view(), threshold, intra,
-                                    sym_dev.bytes(), mode_dev.bytes(), stream.get());
+                               mode.data(), nullptr, choose ? pred.data() : nullptr);
+        const Status s = delta_tiles_encode_cuda(l, cur_dev.view(), ref_dev.view(), threshold,
+                                                 intra, sym_dev.bytes(), mode_dev.bytes(),
+                                                 stream.get(), nullptr,
+                                                 choose ? pred_dev.bytes() : nullptr);
         ASSERT_TRUE(s.is_ok()) << s.message();
         HostImage got(desc);
         ASSERT_TRUE(ref_dev.download(got.view(), stream.get()).is_ok());
@@ -806,10 +1051,17 @@ TEST_P(DeltaV4Cuda, TilesEqualTheCpu) {
             copy_bytes_async(sym_gpu.data(), sym_dev.get(), sym.size(), stream.get()).is_ok());
         ASSERT_TRUE(
             copy_bytes_async(mode_gpu.data(), mode_dev.get(), mode.size(), stream.get()).is_ok());
+        if (choose) {
+          ASSERT_TRUE(
+              copy_bytes_async(pred_gpu.data(), pred_dev.get(), pred.size(), stream.get()).is_ok());
+        }
         ASSERT_TRUE(stream.synchronize().is_ok());
         const std::string where = std::string(format_info(f).name) + " " +
                                   std::to_string(size.first) + "x" + std::to_string(size.second) +
                                   " frame " + std::to_string(n);
+        if (choose) {
+          EXPECT_EQ(pred, pred_gpu) << where;
+        }
         EXPECT_EQ(mode, mode_gpu) << where;
         EXPECT_EQ(sym, sym_gpu) << where;
         EXPECT_TRUE(testing_support::bytes_equal(got.view(), ref.view())) << where;
@@ -837,15 +1089,23 @@ TEST_P(DeltaV4Cuda, DecodingEqualsTheCpu) {
       ASSERT_TRUE(syms.allocate(l).is_ok());
       auto& [sym, mode, sym_dev, mode_dev] = syms;
       ASSERT_TRUE(gpu_ref.upload(cpu_ref.view(), stream.get()).is_ok());
+      // The keyframe with its tiles' predictors (uploaded beside the
+      // symbols), the delta frames without.
+      DeviceBuffer pred_dev;
+      ASSERT_TRUE(pred_dev.allocate(l.tile_count()).is_ok());
+      std::vector<uint8_t> pred(l.tile_count());
       for (size_t n = 0; n < clip.size(); n++) {
-        delta_tiles_encode_cpu(l, clip[n].view(), enc_ref.view(), threshold, {n == 0, 0, 0},
-                               sym.data(), mode.data());
+        const bool key = n == 0;
+        delta_tiles_encode_cpu(l, clip[n].view(), enc_ref.view(), threshold, {key, 0, 0},
+                               sym.data(), mode.data(), nullptr, key ? pred.data() : nullptr);
         delta_tiles_decode_cpu(l, sym.data(), mode.data(), delta_quantiser_for(threshold),
-                               cpu_ref.view());
+                               cpu_ref.view(), nullptr, key ? pred.data() : nullptr);
         ASSERT_TRUE(syms.upload(stream.get()).is_ok());
-        const Status s = delta_tiles_decode_cuda(l, sym_dev.bytes(), mode_dev.bytes(),
-                                                 delta_quantiser_for(threshold), gpu_ref.view(),
-                                                 stream.get());
+        ASSERT_TRUE(
+            copy_bytes_async(pred_dev.get(), pred.data(), pred.size(), stream.get()).is_ok());
+        const Status s = delta_tiles_decode_cuda(
+            l, sym_dev.bytes(), mode_dev.bytes(), delta_quantiser_for(threshold), gpu_ref.view(),
+            stream.get(), nullptr, nullptr, key ? pred_dev.bytes() : nullptr);
         ASSERT_TRUE(s.is_ok()) << s.message();
         HostImage got(desc);
         ASSERT_TRUE(gpu_ref.download(got.view(), stream.get()).is_ok());

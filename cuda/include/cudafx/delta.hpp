@@ -152,6 +152,10 @@ struct DeltaPacketInfo {
   // Format 4: the packet carries motion vectors (a vector section before
   // the coded frame; delta_motion.hpp). Set by write_delta_packet_v4.
   bool motion = false;
+  // Format 4 keyframes: the packet carries each tile's spatial predictor (a
+  // predictor section before the coded frame; delta_intra_predictor). Set
+  // by write_delta_packet_v4.
+  bool predictors = false;
   uint64_t recon_checksum = 0;  // delta_checksum of the reconstruction
   uint32_t raw_size = 0;  // read_delta_header: the payload before compression (format 4:
                           // the number of symbols coded)
@@ -207,20 +211,26 @@ inline size_t delta_bytes_apart(const DeltaPayloadTail* tail) {
   return tail && tail->apart ? tail->bytes : 0;
 }
 // `tail`, when given, is read after `code` has run (the coder fills it).
+// `predictors` (a keyframe's, one a tile; null: every tile MED, no section)
+// go into the predictor section.
 Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& info, size_t coded,
-                             const DeltaVector* vectors, const DeltaV4Coder& code,
-                             std::vector<uint8_t>* packet, const DeltaPayloadTail* tail = nullptr);
+                             const DeltaVector* vectors, const uint8_t* predictors,
+                             const DeltaV4Coder& code, std::vector<uint8_t>* packet,
+                             const DeltaPayloadTail* tail = nullptr);
 // *quantiser receives the quantiser the frame was coded with (its first
 // payload byte, at most the header's threshold); `decode` decodes the coded
 // frame that follows it (`size` bytes at `data`, `coded` symbols announced)
 // for that quantiser: DeltaTileEntropy::decode into host memory,
 // DeltaTileDecoderCuda::decode into device memory. A packet with motion
-// (info.motion) has its vectors read into `vectors` (one a tile) first.
+// (info.motion) has its vectors read into `vectors` (one a tile) first; a
+// keyframe with a predictor section (info.predictors), its predictors into
+// `predictors` (one a tile).
 using DeltaV4Decoder = std::function<Status(int quantiser, bool keyframe, const uint8_t* data,
                                             size_t size, size_t coded, bool reuse_allowed)>;
 Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, size_t size,
                              const DeltaPacketInfo& info, const DeltaV4Decoder& decode,
-                             int* quantiser, DeltaVector* vectors);
+                             int* quantiser, DeltaVector* vectors,
+                             uint8_t* predictors = nullptr);
 
 // -- streams --
 
@@ -236,7 +246,8 @@ Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings&
 // The same for format 4, from the frame's coder (write_delta_packet_v4).
 Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettings& settings,
                               bool keyframe, uint32_t counter, uint64_t recon_checksum,
-                              size_t coded, const DeltaVector* vectors, const DeltaV4Coder& code,
+                              size_t coded, const DeltaVector* vectors,
+                              const uint8_t* predictors, const DeltaV4Coder& code,
                               std::vector<uint8_t>* packet, DeltaEncodeStats* stats,
                               const DeltaPayloadTail* tail = nullptr);
 
@@ -294,6 +305,7 @@ class DeltaEncoder {
   std::unique_ptr<DeltaEntropyCoder> entropy_;
   DeltaScratch scratch_;
   std::vector<uint8_t> symbols_, modes_;  // format 4
+  std::vector<uint8_t> predictors_;       // format 4 keyframes: one a tile
   std::unique_ptr<DeltaTileEntropy> tiles_;
   // Format 4's motion search: the reference before the frame, and this and
   // the previous frame's vectors.
@@ -384,6 +396,7 @@ class DeltaEncoderCuda {
   // vectors and checksum in pinned memory, and how it was made.
   struct Predicted {
     PinnedBuffer modes, vectors, sum;
+    PinnedBuffer predictors;  // a keyframe's, one a tile
     CudaEvent done;  // recorded after its copies and the coder's count
     DeltaEncodeSettings settings;
     bool keyframe = false, search = false;
@@ -400,6 +413,7 @@ class DeltaEncoderCuda {
 
   DeltaLayout layout_;
   DeviceBuffer ref_mem_, residual_dev_, changed_dev_, sum_dev_;
+  DeviceBuffer predictors_dev_;  // format 4 keyframes: one a tile
   PinnedBuffer residual_host_, changed_host_, sum_host_;
   ImageView ref_;
   std::vector<uint8_t> raw_;
@@ -497,6 +511,10 @@ class DeltaDecoderBase {
   // for the moved tiles.
   std::vector<DeltaVector> vectors_;
   bool motion_ = false;
+  // Format 4: a keyframe's spatial predictors (one a tile) and whether the
+  // packet being decoded has them (else every spatial tile is MED).
+  std::vector<uint8_t> predictors_;
+  bool spatial_predictors_ = false;
 
  private:
   // decode() once the header's fields have passed.
@@ -596,6 +614,9 @@ class DeltaDecoderCuda : public DeltaDecoderBase {
   // device).
   DeviceBuffer prev_mem_, vectors_dev_;
   PinnedBuffer vectors_host_;
+  // A keyframe's spatial predictors (pinned, then device).
+  DeviceBuffer predictors_dev_;
+  PinnedBuffer predictors_host_;
   ImageView prev_;
   bool checks_payload_beside(const DeltaPacketInfo& info) const override;
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cudafx/hd.hpp"
 
@@ -107,17 +108,74 @@ CUDAFX_HD int delta_med(int a, int b, int c) {
   return c >= mx ? mn : (c <= mn ? mx : a + b - c);
 }
 
+// A keyframe's tiles each choose one of eight spatial predictors (the
+// packet's predictor section, docs/delta-format.md), from the left (a),
+// above (b) and upper-left (c) rebuilt bytes: 0 LOCO-I's MED, the only one
+// of delta frames' spatial tiles; 1 the mean of a and b; 2 a; 3 b; 4 the
+// plane through a, b and c pulled three quarters of the way from the mean
+// of a and b, (3a + 3b - 2c) / 4; 5 the mean of MED and of a and b; 6 and 7
+// the means weighted 3:1 toward a and toward b. Why: MED follows edges, but
+// on a camera's noise the smoother ones predict better, and the reference
+// encoder's choice per tile made vtest.avi's keyframes at T = 10 11 %
+// smaller, bigbuckbunny.mp4's 8 % and bikes.mp4's 5 % (measured before
+// building, 6 keyframes of each clip, sets of 2 to 16 predictors; the
+// eight that need no byte to the upper right, which the CUDA wavefront
+// has not rebuilt yet when it codes a byte). Rounded as written, in
+// integers: the same bytes on the CPU and the device.
+constexpr int kDeltaSpatialPredictors = 8;
+template <int kPredictor>
+CUDAFX_HD int delta_intra_predictor(int a, int b, int c) {
+  static_assert(kPredictor >= 0 && kPredictor < kDeltaSpatialPredictors, "predictor 0..7");
+  if constexpr (kPredictor == 0) {
+    return delta_med(a, b, c);
+  } else if constexpr (kPredictor == 1) {
+    return (a + b + 1) >> 1;
+  } else if constexpr (kPredictor == 2) {
+    return a;
+  } else if constexpr (kPredictor == 3) {
+    return b;
+  } else if constexpr (kPredictor == 4) {
+    const int v = 3 * a + 3 * b - 2 * c;  // -510 .. 1530: clamped, never shifted below 0
+    return v < 0 ? 0 : ((v + 2) >> 2 < 255 ? (v + 2) >> 2 : 255);
+  } else if constexpr (kPredictor == 5) {
+    return (delta_med(a, b, c) + ((a + b + 1) >> 1) + 1) >> 1;
+  } else if constexpr (kPredictor == 6) {
+    return (3 * a + b + 2) >> 2;
+  } else {
+    return (a + 3 * b + 2) >> 2;
+  }
+}
+
 // The spatial prediction of the byte at (x, y) of a tile (bytes x, rows y,
-// counted from the tile's corner), `c` bytes a pixel: from the tile's own
-// reconstruction only, so that tiles code and decode independently. The
-// first pixel of the first row predicts 128; the rest of the first row,
-// the left neighbour; the first pixel of other rows, the one above.
+// counted from the tile's corner), `c` bytes a pixel, by predictor
+// kPredictor: from the tile's own reconstruction only, so that tiles code
+// and decode independently. Whatever the predictor, the first pixel of the
+// first row predicts 128; the rest of the first row, the left neighbour;
+// the first pixel of other rows, the one above.
+template <int kPredictor = 0>
 CUDAFX_HD int delta_spatial_prediction(int x, int y, int c, int left, int above, int upper_left) {
   if (y == 0)
     return x < c ? 128 : left;
   if (x < c)
     return above;
-  return delta_med(left, above, upper_left);
+  return delta_intra_predictor<kPredictor>(left, above, upper_left);
+}
+
+// Calls fn(std::integral_constant<int, p>{}) for a predictor p known only
+// at run time (0..7; any other value as 0), so that the per-byte loops are
+// compiled once for each predictor rather than branching on it a byte.
+template <class F>
+CUDAFX_HD auto delta_with_predictor(int p, F&& fn) {
+  switch (p) {
+    case 1: return fn(std::integral_constant<int, 1>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 5: return fn(std::integral_constant<int, 5>{});
+    case 6: return fn(std::integral_constant<int, 6>{});
+    case 7: return fn(std::integral_constant<int, 7>{});
+    default: return fn(std::integral_constant<int, 0>{});
+  }
 }
 
 // Intra refresh: with a period of P frames, tile row ty of a plane with

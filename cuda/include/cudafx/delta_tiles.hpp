@@ -61,12 +61,18 @@ inline DeltaIntra delta_intra_of(const DeltaEncodeSettings& s, bool keyframe, ui
 // a temporal tile may be moved (delta_motion.hpp: searched from
 // motion->prev, its vector in motion->vectors, (0, 0) for every other
 // tile); without, no tile is. `ref` is read, then overwritten with the
-// reconstruction. Returns the number of symbols coded (the bytes of the
-// tiles not skipped).
+// reconstruction. With `predictors` (one a tile), a keyframe's tiles are
+// each coded with every spatial predictor (delta_intra_predictor) and keep
+// the one of the smallest sum of delta_symbol_cost (the lowest on a tie),
+// recorded there for the packet's predictor section; without, and on any
+// other frame, spatial tiles use predictor 0 (MED) and `predictors` is not
+// written. Returns the number of symbols coded (the bytes of the tiles not
+// skipped).
 size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const ImageView& ref, int bound, const DeltaIntra& intra,
                               uint8_t* symbols, uint8_t* modes,
-                              const DeltaMotionSearch* motion = nullptr);
+                              const DeltaMotionSearch* motion = nullptr,
+                              uint8_t* predictors = nullptr);
 
 // The number of symbols `modes` codes: the bytes of the tiles not skipped.
 size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes);
@@ -76,14 +82,16 @@ size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes);
 // every symbol < the quantiser's range) to `ref`. With `moved`, a temporal
 // tile whose vector is set predicts from moved->prev, the reference before
 // this frame, moved (the caller keeps that copy: tiles are rebuilt in
-// place).
+// place). With `predictors` (a keyframe's predictor section, one a tile,
+// each 0..7), a spatial tile uses its own; without, predictor 0 (MED).
 struct DeltaMovedTiles {
   const DeltaVector* vectors;  // one a tile
   ImageView prev;
 };
 void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
                             const uint8_t* modes, int quantiser, const ImageView& ref,
-                            const DeltaMovedTiles* moved = nullptr);
+                            const DeltaMovedTiles* moved = nullptr,
+                            const uint8_t* predictors = nullptr);
 
 // The same on a CUDA device, queued on `stream`: every buffer and view in
 // device memory; the results equal the CPU's bit for bit. The count of coded
@@ -92,10 +100,12 @@ void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
 Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
                                const ImageView& ref, int bound, const DeltaIntra& intra,
                                uint8_t* symbols, uint8_t* modes, StreamHandle stream,
-                               const DeltaMotionSearch* motion = nullptr);
+                               const DeltaMotionSearch* motion = nullptr,
+                               uint8_t* predictors = nullptr);
 Status delta_tiles_decode_cuda(const DeltaLayout& layout, const uint8_t* symbols,
                                const uint8_t* modes, int quantiser, const ImageView& ref,
                                StreamHandle stream, const DeltaVector* vectors = nullptr,
-                               const ImageView* prev = nullptr);
+                               const ImageView* prev = nullptr,
+                               const uint8_t* predictors = nullptr);
 
 }  // namespace cudafx

@@ -24,12 +24,12 @@ Status delta_apply_cuda(const DeltaLayout&, const uint8_t*, bool, const uint32_t
 
 Status delta_tiles_encode_cuda(const DeltaLayout&, const ImageView&, const ImageView&, int,
                                const DeltaIntra&, uint8_t*, uint8_t*, StreamHandle,
-                               const DeltaMotionSearch*) {
+                               const DeltaMotionSearch*, uint8_t*) {
   return no_cuda();
 }
 Status delta_tiles_decode_cuda(const DeltaLayout&, const uint8_t*, const uint8_t*, int,
                                const ImageView&, StreamHandle, const DeltaVector*,
-                               const ImageView*) {
+                               const ImageView*, const uint8_t*) {
   return no_cuda();
 }
 

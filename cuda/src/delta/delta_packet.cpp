@@ -28,7 +28,40 @@ constexpr uint8_t kFlagRefresh = 1u << 3;  // format 4
 // that such a stream fails at once, not at its checksums.
 constexpr uint8_t kFlagMotion = 1u << 5;
 constexpr uint8_t kFlagWholePixelMotion = 1u << 4;
+// Format 4 keyframes: a predictor section (each tile's spatial predictor).
+constexpr uint8_t kFlagPredictors = 1u << 6;
 constexpr uint8_t kKnownFlags = kFlagKey | kCompressionMask;
+
+// The predictor section of a keyframe of `tiles` tiles: 3 bits a tile, tile
+// t's in bits 3t .. 3t + 2 of the section (bit i is bit i mod 8 of byte
+// i / 8, the least significant first, as the tables), the rest of the last
+// byte 0.
+constexpr int kPredictorBits = 3;
+static_assert(kDeltaSpatialPredictors == 1 << kPredictorBits, "a predictor fills its bits");
+size_t predictor_section_bytes(size_t tiles) { return (tiles * kPredictorBits + 7) / 8; }
+
+void write_predictor_section(size_t tiles, const uint8_t* predictors, std::vector<uint8_t>* out) {
+  const size_t at = out->size();
+  out->resize(at + predictor_section_bytes(tiles), 0);
+  uint8_t* bits = out->data() + at;
+  for (size_t t = 0; t < tiles; t++) {
+    const size_t bit = t * kPredictorBits;
+    const unsigned v = (predictors[t] & (kDeltaSpatialPredictors - 1)) << (bit % 8);
+    bits[bit / 8] |= static_cast<uint8_t>(v);
+    if (v >> 8)
+      bits[bit / 8 + 1] |= static_cast<uint8_t>(v >> 8);
+  }
+}
+
+void read_predictor_section(size_t tiles, const uint8_t* bits, uint8_t* predictors) {
+  for (size_t t = 0; t < tiles; t++) {
+    const size_t bit = t * kPredictorBits;
+    unsigned v = bits[bit / 8] >> (bit % 8);
+    if (bit % 8 > 8 - kPredictorBits)
+      v |= static_cast<unsigned>(bits[bit / 8 + 1]) << (8 - bit % 8);
+    predictors[t] = static_cast<uint8_t>(v & (kDeltaSpatialPredictors - 1));
+  }
+}
 
 uLong crc_serial(const uint8_t* p, size_t n) {
   uLong c = crc32(0L, Z_NULL, 0);
@@ -102,7 +135,8 @@ void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int ve
   h[4] = static_cast<uint8_t>(version);
   h[5] = static_cast<uint8_t>((info.keyframe ? kFlagKey : 0) | (comp_bits << kCompressionShift) |
                               (version == kDeltaVersion && info.refresh ? kFlagRefresh : 0) |
-                              (version == kDeltaVersion && info.motion ? kFlagMotion : 0));
+                              (version == kDeltaVersion && info.motion ? kFlagMotion : 0) |
+                              (version == kDeltaVersion && info.predictors ? kFlagPredictors : 0));
   h[6] = static_cast<uint8_t>(layout.desc.format);
   h[7] = info.threshold;
   put32(h + 8, layout.desc.width);
@@ -124,12 +158,16 @@ void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int ve
 }  // namespace
 
 Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& frame,
-                             size_t coded, const DeltaVector* vectors, const DeltaV4Coder& code,
+                             size_t coded, const DeltaVector* vectors,
+                             const uint8_t* predictors, const DeltaV4Coder& code,
                              std::vector<uint8_t>* packet, const DeltaPayloadTail* tail) {
   DeltaPacketInfo info = frame;
   info.motion = vectors && delta_any_vector(layout, vectors);
+  info.predictors = predictors != nullptr;
   if (info.motion && (info.keyframe || info.refresh))
     return Status::invalid("delta packet: motion vectors on a keyframe or with intra refresh");
+  if (info.predictors && !info.keyframe)
+    return Status::invalid("delta packet: spatial predictors on a delta frame");
   if (!code)
     return Status::invalid("delta packet: format 4 needs the stream's tile entropy coder");
   if (coded > layout.frame_bytes || (info.keyframe && coded != layout.frame_bytes))
@@ -140,6 +178,8 @@ Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& f
   packet->push_back(static_cast<uint8_t>(quantiser));
   if (info.motion)
     write_delta_vectors(layout, vectors, packet);
+  if (info.predictors)
+    write_predictor_section(layout.tile_count(), predictors, packet);
   CUDAFX_TRY(code(quantiser, info.keyframe, !info.refresh, packet));
   if (packet->size() - kDeltaHeaderSize + delta_bytes_apart(tail) > 0xffffffffu)
     return Status::invalid("delta packet: payload larger than the format allows");
@@ -149,7 +189,7 @@ Status write_delta_packet_v4(const DeltaLayout& layout, const DeltaPacketInfo& f
 
 Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, size_t size,
                              const DeltaPacketInfo& info, const DeltaV4Decoder& decode,
-                             int* quantiser, DeltaVector* vectors) {
+                             int* quantiser, DeltaVector* vectors, uint8_t* predictors) {
   if (!decode || info.version != kDeltaVersion)
     return Status::invalid("delta packet: not a format 4 packet, or no tile entropy coder");
   if (size == kDeltaHeaderSize)
@@ -167,6 +207,17 @@ Status read_delta_payload_v4(const DeltaLayout& layout, const uint8_t* data, siz
     if (!v.is_ok())
       return Status::invalid("delta packet: v4 payload: " + v.message());
     at += used;
+  }
+  if (info.predictors) {
+    const size_t tiles = layout.tile_count(), bytes = predictor_section_bytes(tiles);
+    if (!predictors)
+      return Status::invalid("delta packet: spatial predictors but nowhere to read them");
+    if (size - at < bytes)
+      return Status::invalid("delta packet: v4 payload: predictor section truncated (" +
+                             std::to_string(size - at) + " of " + std::to_string(bytes) +
+                             " bytes)");
+    read_predictor_section(tiles, data + at, predictors);
+    at += bytes;
   }
   const Status s = decode(*quantiser, info.keyframe, data + at, size - at, info.raw_size,
                           !info.refresh);
@@ -245,10 +296,13 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
   if (version == kDeltaVersion && (h[5] & kFlagWholePixelMotion))
     return bad("whole-pixel motion vectors (flag 4, a development form of format 4) are no "
                "longer read; vectors are in half pixels (flag 5)");
-  if (h[5] & ~(kKnownFlags | (version == kDeltaVersion ? kFlagRefresh | kFlagMotion : 0)))
+  if (h[5] & ~(kKnownFlags |
+                (version == kDeltaVersion ? kFlagRefresh | kFlagMotion | kFlagPredictors : 0)))
     return bad("unknown flags");
   if ((h[5] & kFlagMotion) && (h[5] & (kFlagKey | kFlagRefresh)))
     return bad("motion vectors on a keyframe or in a stream with intra refresh");
+  if ((h[5] & kFlagPredictors) && !(h[5] & kFlagKey))
+    return bad("spatial predictors on a delta frame");
   const uint8_t comp = (h[5] & kCompressionMask) >> kCompressionShift;
   if (version == kDeltaVersion3 && comp > static_cast<uint8_t>(DeltaCompression::Rans))
     return bad("unknown compression " + std::to_string(comp));
@@ -278,6 +332,7 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
   info->keyframe = key;
   info->refresh = h[5] & kFlagRefresh;
   info->motion = h[5] & kFlagMotion;
+  info->predictors = h[5] & kFlagPredictors;
   info->compression =
       version == kDeltaVersion ? DeltaCompression::Predictive : static_cast<DeltaCompression>(comp);
   info->threshold = h[7];

@@ -57,11 +57,11 @@ Status finish_delta_packet(const DeltaLayout& layout, const DeltaEncodeSettings&
 
 Status finish_delta_packet_v4(const DeltaLayout& layout, const DeltaEncodeSettings& s, bool key,
                               uint32_t counter, uint64_t recon_checksum, size_t coded,
-                              const DeltaVector* vectors, const DeltaV4Coder& code,
-                              std::vector<uint8_t>* packet, DeltaEncodeStats* stats,
-                              const DeltaPayloadTail* tail) {
+                              const DeltaVector* vectors, const uint8_t* predictors,
+                              const DeltaV4Coder& code, std::vector<uint8_t>* packet,
+                              DeltaEncodeStats* stats, const DeltaPayloadTail* tail) {
   CUDAFX_TRY(write_delta_packet_v4(layout, info_of(s, key, counter, recon_checksum), coded,
-                                   vectors, code, packet, tail));
+                                   vectors, predictors, code, packet, tail));
   fill_stats(layout, key, coded, coded,
              packet->size() + delta_bytes_apart(tail), stats);
   if (stats) {
@@ -123,15 +123,18 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
       delta_global_vectors(layout_, previous_vectors_.data(), motion.global);
       motion.vectors = vectors_.data();
     }
+    // A keyframe's tiles each choose their spatial predictor.
+    if (key && predictors_.size() != n_tiles)
+      predictors_.resize(n_tiles);
     const size_t coded = delta_tiles_encode_cpu(
         layout_, cur, ref_, s.threshold, delta_intra_of(s, key, counter_), symbols_.data(),
-        modes_.data(), search ? &motion : nullptr);
+        modes_.data(), search ? &motion : nullptr, key ? predictors_.data() : nullptr);
     const DeltaV4Coder code = [&](int q, bool keyframe, bool reuse, std::vector<uint8_t>* out) {
       return tiles_->encode(q, keyframe, symbols_.data(), modes_.data(), out, reuse);
     };
     CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_, delta_checksum(layout_, ref_),
-                                      coded, search ? vectors_.data() : nullptr, code, packet,
-                                      stats));
+                                      coded, search ? vectors_.data() : nullptr,
+                                      key ? predictors_.data() : nullptr, code, packet, stats));
     // The next frame's candidates: this frame's vectors, none after a frame
     // without search.
     if (search)
@@ -256,10 +259,13 @@ DeltaDecodeResult DeltaDecoderBase::decode_packet(const uint8_t* data, size_t si
   };
   if (v4 && info.motion && vectors_.size() != layout_.tile_count())
     vectors_.resize(layout_.tile_count());
+  if (v4 && info.predictors && predictors_.size() != layout_.tile_count())
+    predictors_.resize(layout_.tile_count());
   Status p = v4 ? read_delta_payload_v4(layout_, data, size, info, decode_v4, &quantiser,
-                                        vectors_.data())
+                                        vectors_.data(), predictors_.data())
                 : read_delta_payload(layout_, data, size, info, entropy_.get(), raw_);
   motion_ = v4 && info.motion;
+  spatial_predictors_ = v4 && info.predictors;
   if (p.is_ok() && motion_)
     p = check_vectors();
   if (!p.is_ok()) {
@@ -351,7 +357,8 @@ Status DeltaDecoder::reconstruct_tiles(int quantiser, uint64_t* checksum) {
     copy_planes(layout_, prev_, ref_);
   }
   const DeltaMovedTiles moved{vectors_.data(), prev_};
-  delta_tiles_decode_cpu(layout_, symbols_, modes_, quantiser, ref_, motion_ ? &moved : nullptr);
+  delta_tiles_decode_cpu(layout_, symbols_, modes_, quantiser, ref_, motion_ ? &moved : nullptr,
+                         spatial_predictors_ ? predictors_.data() : nullptr);
   *checksum = delta_checksum(layout_, ref_);
   return Status::ok();
 }

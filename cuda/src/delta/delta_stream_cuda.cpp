@@ -21,6 +21,7 @@ Status DeltaEncoderCuda::create(const ImageDesc& desc, std::unique_ptr<DeltaEnco
   CUDAFX_TRY(e->ref_mem_.allocate(ref_bytes));
   CUDAFX_TRY(e->residual_dev_.allocate(e->layout_.frame_bytes));
   CUDAFX_TRY(e->changed_dev_.allocate(tiles));
+  CUDAFX_TRY(e->predictors_dev_.allocate(tiles));
   CUDAFX_TRY(e->sum_dev_.allocate(sizeof(uint64_t)));
   CUDAFX_TRY(e->residual_host_.allocate(e->layout_.frame_bytes));
   CUDAFX_TRY(e->changed_host_.allocate(tiles));
@@ -31,6 +32,7 @@ Status DeltaEncoderCuda::create(const ImageDesc& desc, std::unique_ptr<DeltaEnco
   CUDAFX_TRY(DeltaTileEntropyCuda::create(e->layout_, &e->tiles_));
   Predicted& first = e->predicted_[0];
   CUDAFX_TRY(first.modes.allocate(tiles));
+  CUDAFX_TRY(first.predictors.allocate(tiles));
   CUDAFX_TRY(first.sum.allocate(sizeof(uint64_t)));
   CUDAFX_TRY(first.done.create_blocking());
   *out = std::move(e);
@@ -127,6 +129,7 @@ Status DeltaEncoderCuda::submit(const ImageView& cur, const DeltaEncodeSettings&
     CUDAFX_TRY(coder_stream_.create());
   Predicted& other = predicted_[1];
   CUDAFX_TRY(other.modes.allocate(layout_.tile_count()));
+  CUDAFX_TRY(other.predictors.allocate(layout_.tile_count()));
   CUDAFX_TRY(other.sum.allocate(sizeof(uint64_t)));
   CUDAFX_TRY(other.done.create_blocking());
   const int last = submitted_, slot = last < 0 ? 0 : last ^ 1;
@@ -207,14 +210,17 @@ Status DeltaEncoderCuda::predict(const ImageView& cur, const DeltaEncodeSettings
   }
   CUDAFX_TRY(delta_tiles_encode_cuda(layout_, cur, ref_, s.threshold,
                                      delta_intra_of(s, key, counter_), residual_dev_.bytes(),
-                                     changed_dev_.bytes(), stream, search ? &motion : nullptr));
-  // The modes, vectors and checksum down: the same calls every frame of a
-  // slot (one graph: queued one by one, each call cost the host ~4 us).
+                                     changed_dev_.bytes(), stream, search ? &motion : nullptr,
+                                     key ? predictors_dev_.bytes() : nullptr));
+  // The modes, vectors, predictors (a keyframe's; stale otherwise, and not
+  // read) and checksum down: the same calls every frame of a slot (one
+  // graph: queued one by one, each call cost the host ~4 us).
   const DeltaVector* vectors = search ? motion.vectors : nullptr;
   CUDAFX_TRY(results_graphs_.launch(
       {static_cast<uintptr_t>(slot), reinterpret_cast<uintptr_t>(vectors)}, stream,
       [&](StreamHandle st) {
         CUDAFX_TRY(copy_bytes_async(p.modes.get(), changed_dev_.get(), n_tiles, st));
+        CUDAFX_TRY(copy_bytes_async(p.predictors.get(), predictors_dev_.get(), n_tiles, st));
         if (vectors)
           CUDAFX_TRY(copy_bytes_async(p.vectors.get(), vectors, vector_bytes, st));
         CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), st));
@@ -263,7 +269,9 @@ Status DeltaEncoderCuda::code_predicted(int slot, StreamHandle stream,
   CUDAFX_TRY(finish_delta_packet_v4(layout_, p.settings, p.keyframe, p.counter,
                                     *static_cast<const uint64_t*>(p.sum.get()),
                                     delta_coded_symbols(layout_, p.modes.bytes()),
-                                    p.search ? vectors : nullptr, code, packet, stats, &lanes));
+                                    p.search ? vectors : nullptr,
+                                    p.keyframe ? p.predictors.bytes() : nullptr, code, packet,
+                                    stats, &lanes));
   if (apart && lanes.apart) {
     apart->tail = lanes.apart;
     apart->tail_size = lanes.bytes;
@@ -377,8 +385,18 @@ Status DeltaDecoderCuda::reconstruct_tiles(int quantiser, uint64_t* checksum) {
     CUDAFX_TRY(copy_bytes_async(vectors_dev_.get(), vectors_host_.get(), vector_bytes, stream_));
     vectors = static_cast<const DeltaVector*>(vectors_dev_.get());
   }
+  const uint8_t* predictors = nullptr;
+  if (spatial_predictors_) {  // a keyframe's, up from pinned memory
+    if (!predictors_dev_.get()) {
+      CUDAFX_TRY(predictors_dev_.allocate(n_tiles_));
+      CUDAFX_TRY(predictors_host_.allocate(n_tiles_));
+    }
+    std::copy(predictors_.begin(), predictors_.end(), predictors_host_.bytes());
+    CUDAFX_TRY(copy_bytes_async(predictors_dev_.get(), predictors_host_.get(), n_tiles_, stream_));
+    predictors = predictors_dev_.bytes();
+  }
   CUDAFX_TRY(delta_tiles_decode_cuda(layout_, raw_dev_.bytes(), modes_dev_.bytes(), quantiser,
-                                     ref_, stream_, vectors, &prev_));
+                                     ref_, stream_, vectors, &prev_, predictors));
   CUDAFX_TRY(delta_checksum_cuda(layout_, ref_, static_cast<uint64_t*>(sum_dev_.get()), stream_));
   CUDAFX_TRY(copy_bytes_async(sum_host_.get(), sum_dev_.get(), sizeof(uint64_t), stream_));
   CUDAFX_TRY(synchronize_stream(stream_));

@@ -148,6 +148,7 @@ inline void for_each_byte_by_diagonals(int w, int h, F fn) {
 // negative, so a tile that would have cost less never stops). Most changed
 // tiles of moving footage go temporal, and this serial chain was the CPU
 // encoder's largest cost (perf, bikes.mp4).
+template <int kPredictor = 0>
 int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLut& lut,
                  uint8_t* sym, uint8_t* rec, int limit = INT_MAX) {
   int cost = 0;
@@ -159,7 +160,7 @@ int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLu
       const int left = x >= s.c ? out[x - s.c] : 0;
       const int above = y > 0 ? out[x - s.w] : 0;
       const int upper_left = (y > 0 && x >= s.c) ? out[x - s.w - s.c] : 0;
-      const int pred = delta_spatial_prediction(x, y, s.c, left, above, upper_left);
+      const int pred = delta_spatial_prediction<kPredictor>(x, y, s.c, left, above, upper_left);
       const int e = cur[static_cast<size_t>(y) * cp + x] - pred + 255;
       sym[y * s.w + x] = lut.m[e];
       rec[y * s.w + x] = static_cast<uint8_t>(lut.q.nl.reconstruct_offset(pred, lut.offset[e]));
@@ -167,6 +168,27 @@ int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLu
     }
   }
   return cost;
+}
+
+// A keyframe's tile coded with each spatial predictor in turn, the one of
+// the smallest cost kept (the lowest on a tie) in sym and rec; `scratch_sym`
+// and `scratch_rec` hold the others' tries. Returns the predictor. A try
+// stops once it costs as much as the best so far: it cannot win then.
+int code_spatial_chosen(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLut& lut,
+                        uint8_t* sym, uint8_t* rec, uint8_t* scratch_sym, uint8_t* scratch_rec) {
+  int best = code_spatial<0>(cur, cp, s, lut, sym, rec), chosen = 0;
+  for (int p = 1; p < kDeltaSpatialPredictors && best > 0; p++) {
+    const int cost = delta_with_predictor(p, [&](auto k) {
+      return code_spatial<decltype(k)::value>(cur, cp, s, lut, scratch_sym, scratch_rec, best);
+    });
+    if (cost < best) {
+      best = cost;
+      chosen = p;
+      std::memcpy(sym, scratch_sym, static_cast<size_t>(s.w) * s.h);
+      std::memcpy(rec, scratch_rec, static_cast<size_t>(s.w) * s.h);
+    }
+  }
+  return chosen;
 }
 
 // -- moved tiles (delta_motion.hpp) --
@@ -349,7 +371,7 @@ void store(const uint8_t* tile, const TileSite& s, uint8_t* dst, size_t pitch) {
 size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const ImageView& ref, int bound, const DeltaIntra& intra,
                               uint8_t* symbols, uint8_t* modes,
-                              const DeltaMotionSearch* motion) {
+                              const DeltaMotionSearch* motion, uint8_t* predictors) {
   const DeltaEncoderQuantiser q = intra.quantiser(bound);
   const QuantLut lut(q);
   for_each_tile_row(layout, [&](int i, const TileSite& s) {
@@ -390,6 +412,9 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
         if (temporal_cost <= code_spatial(c, cp, s, lut, s_sym, s_rec, temporal_cost))
           mode = kDeltaTemporal;
       }
+    } else if (intra.keyframe && predictors) {
+      predictors[s.tile] =
+          static_cast<uint8_t>(code_spatial_chosen(c, cp, s, lut, s_sym, s_rec, t_sym, t_rec));
     } else {
       code_spatial(c, cp, s, lut, s_sym, s_rec);
     }
@@ -431,7 +456,7 @@ size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes) {
 
 void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
                             const uint8_t* modes, int quantiser, const ImageView& ref,
-                            const DeltaMovedTiles* moved) {
+                            const DeltaMovedTiles* moved, const uint8_t* predictors) {
   const NearLossless nl(quantiser);
   for_each_tile_row(layout, [&](int i, const TileSite& s) {
     const int mode = modes[s.tile];
@@ -463,15 +488,18 @@ void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
       }
       return;
     }
-    for_each_byte_by_diagonals(s.w, s.h, [&](int x, int y) {
-      uint8_t* out = r + static_cast<size_t>(y) * rp;
-      const uint8_t* up = y > 0 ? out - rp : out;
-      const int left = x >= s.c ? out[x - s.c] : 0;
-      const int above = y > 0 ? up[x] : 0;
-      const int upper_left = (y > 0 && x >= s.c) ? up[x - s.c] : 0;
-      const int pred = delta_spatial_prediction(x, y, s.c, left, above, upper_left);
-      out[x] = static_cast<uint8_t>(
-          nl.reconstruct(pred, delta_unfold(sym[static_cast<size_t>(y) * p.row_bytes + x])));
+    delta_with_predictor(predictors ? predictors[s.tile] : 0, [&](auto k) {
+      for_each_byte_by_diagonals(s.w, s.h, [&](int x, int y) {
+        uint8_t* out = r + static_cast<size_t>(y) * rp;
+        const uint8_t* up = y > 0 ? out - rp : out;
+        const int left = x >= s.c ? out[x - s.c] : 0;
+        const int above = y > 0 ? up[x] : 0;
+        const int upper_left = (y > 0 && x >= s.c) ? up[x - s.c] : 0;
+        const int pred =
+            delta_spatial_prediction<decltype(k)::value>(x, y, s.c, left, above, upper_left);
+        out[x] = static_cast<uint8_t>(
+            nl.reconstruct(pred, delta_unfold(sym[static_cast<size_t>(y) * p.row_bytes + x])));
+      });
     });
   });
 }

@@ -43,11 +43,12 @@ using namespace delta_tiles_kernels;
 constexpr int kIn = 0, kRec = kTileBytes, kSym = 2 * kTileBytes;
 
 // The spatial coding of a tile of w bytes x h rows, c bytes a pixel, in
-// shared memory `tiles`: the encoder quantises the source into symbols, the
-// decoder (kEncode false) reads the symbols; both write the reconstruction.
+// shared memory `tiles`, with spatial predictor kPredictor: the encoder
+// quantises the source into symbols, the decoder (kEncode false) reads the
+// symbols; both write the reconstruction.
 // Every thread of the block calls it; the lanes of a warp take the same
 // steps, as the shuffles need.
-template <bool kEncode, class Q>
+template <bool kEncode, int kPredictor = 0, class Q>
 __device__ __forceinline__ void spatial_wavefront(uint8_t* tiles, int w, int h, int c,
                                                   const Q& q) {
   constexpr int kSegments = 32 / kDeltaTileH;  // channel rows a warp
@@ -75,7 +76,7 @@ __device__ __forceinline__ void spatial_wavefront(uint8_t* tiles, int w, int h, 
     const int a = k > 0 ? left : 0;
     const int b = y > 0 ? above : 0;
     const int d = (y > 0 && k > 0) ? upper_left : 0;
-    const int pred = delta_spatial_prediction(x, y, c, a, b, d);
+    const int pred = delta_spatial_prediction<kPredictor>(x, y, c, a, b, d);
     int e;
     if constexpr (kEncode)
       e = q.quantise(next - pred);
@@ -99,7 +100,7 @@ template <bool kLossless>
 __global__ void __launch_bounds__(kThreads)
     tiles_encode_kernel(const __grid_constant__ TileFrame f, DeltaIntra intra,
                         DeltaVector* __restrict__ vectors, uint8_t* __restrict__ symbols,
-                        uint8_t* __restrict__ modes) {
+                        uint8_t* __restrict__ modes, uint8_t* __restrict__ predictors) {
   // The wavefront's tiles, the temporal symbols and reconstruction, the
   // tables: words, so that the tables copy a word a thread.
   constexpr int kTSym = 3 * kTileBytes, kTRec = 4 * kTileBytes, kCost = 5 * kTileBytes;
@@ -192,20 +193,54 @@ __global__ void __launch_bounds__(kThreads)
   spatial_wavefront<true>(tiles, s.w, s.h, s.p.pixel_bytes, q);
   __syncthreads();
 
-  bool temporal = false;  // the same in every thread: from block sums
-  if (!keyframe) {
-    int s_cost = 0;
+  // This thread's column's share of the spatial coding's cost.
+  auto spatial_cost = [&] {
+    int c = 0;
     if (column)
-      for (int y = 0; y < s.h; y++) s_cost += cost[s_sym[y * kDeltaTileW + x]];
-    temporal = t_total <= block_sum(s_cost, s_scratch);  // temporal on a tie
+      for (int y = 0; y < s.h; y++) c += cost[s_sym[y * kDeltaTileW + x]];
+    return c;
+  };
+  // A keyframe's tile (with somewhere to record it) tries every spatial
+  // predictor, as the CPU encoder: the cheapest kept, the lowest on a tie,
+  // in t_sym and t_rec (a keyframe codes nothing temporally). Each try is
+  // the whole wavefront again: keyframes only, so the delta frames' speed
+  // is untouched.
+  const bool choose = intra.keyframe && predictors;
+  if (choose) {
+    int best = block_sum(spatial_cost(), s_scratch), chosen = 0;
+    for (int p = 0; p < kDeltaSpatialPredictors; p++) {
+      if (p > 0) {
+        delta_with_predictor(p, [&](auto k) {
+          spatial_wavefront<true, decltype(k)::value>(tiles, s.w, s.h, s.p.pixel_bytes, q);
+        });
+        __syncthreads();
+        const int c = block_sum(spatial_cost(), s_scratch);
+        if (c >= best)
+          continue;
+        best = c;
+        chosen = p;
+      }
+      if (column)  // the best so far, out of the wavefront's way
+        for (int y = 0; y < s.h; y++) {
+          t_sym[y * kDeltaTileW + x] = s_sym[y * kDeltaTileW + x];
+          t_rec[y * kDeltaTileW + x] = s_rec[y * kDeltaTileW + x];
+        }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0)
+      predictors[blockIdx.x] = static_cast<uint8_t>(chosen);
   }
+
+  bool temporal = false;  // the same in every thread: from block sums
+  if (!keyframe)
+    temporal = t_total <= block_sum(spatial_cost(), s_scratch);  // temporal on a tie
   if (threadIdx.x == 0) {
     modes[blockIdx.x] = temporal ? kDeltaTemporal : kDeltaSpatial;
     if (moved && !temporal)  // the search's vector lost to spatial coding
       vectors[blockIdx.x] = DeltaVector{};
   }
-  const uint8_t* out_sym = temporal ? t_sym : s_sym;
-  const uint8_t* out_rec = temporal ? t_rec : s_rec;
+  const uint8_t* out_sym = temporal || choose ? t_sym : s_sym;
+  const uint8_t* out_rec = temporal || choose ? t_rec : s_rec;
   if (column) {
 #pragma unroll 4
     for (int y = 0; y < s.h; y++, sym += sp, ref += rp) {
@@ -220,7 +255,8 @@ template <bool kLossless>
 __global__ void __launch_bounds__(kThreads)
     tiles_decode_kernel(const __grid_constant__ TileFrame f, const uint8_t* __restrict__ symbols,
                         const uint8_t* __restrict__ modes,
-                        const DeltaVector* __restrict__ vectors) {
+                        const DeltaVector* __restrict__ vectors,
+                        const uint8_t* __restrict__ predictors) {
   __shared__ uint8_t tiles[2 * kTileBytes];
   uint8_t* const s_sym = tiles + kIn;
   uint8_t* const s_rec = tiles + kRec;
@@ -273,7 +309,9 @@ __global__ void __launch_bounds__(kThreads)
         s_sym[y * kDeltaTileW + x] = *m_row;
   }
   __syncthreads();
-  spatial_wavefront<false>(tiles, s.w, s.h, s.p.pixel_bytes, q);
+  delta_with_predictor(predictors ? predictors[blockIdx.x] : 0, [&](auto k) {
+    spatial_wavefront<false, decltype(k)::value>(tiles, s.w, s.h, s.p.pixel_bytes, q);
+  });
   __syncthreads();
   if (column) {
 #pragma unroll 4
@@ -316,7 +354,7 @@ Status make_frame(const DeltaLayout& layout, const ImageView* cur, const ImageVi
 Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
                                const ImageView& ref, int bound, const DeltaIntra& intra,
                                uint8_t* symbols, uint8_t* modes, StreamHandle stream,
-                               const DeltaMotionSearch* motion) {
+                               const DeltaMotionSearch* motion, uint8_t* predictors) {
   TileFrame f;
   unsigned tiles = 0;
   CUDAFX_TRY(make_frame(layout, &cur, ref, motion ? &motion->prev : nullptr, &f, &tiles));
@@ -345,9 +383,11 @@ Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
     vectors = motion->vectors;
   }
   if (bound == 0)
-    tiles_encode_kernel<true><<<tiles, kThreads, 0, stream>>>(f, intra, vectors, symbols, modes);
+    tiles_encode_kernel<true>
+        <<<tiles, kThreads, 0, stream>>>(f, intra, vectors, symbols, modes, predictors);
   else
-    tiles_encode_kernel<false><<<tiles, kThreads, 0, stream>>>(f, intra, vectors, symbols, modes);
+    tiles_encode_kernel<false>
+        <<<tiles, kThreads, 0, stream>>>(f, intra, vectors, symbols, modes, predictors);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
@@ -355,7 +395,7 @@ Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
 Status delta_tiles_decode_cuda(const DeltaLayout& layout, const uint8_t* symbols,
                                const uint8_t* modes, int quantiser, const ImageView& ref,
                                StreamHandle stream, const DeltaVector* vectors,
-                               const ImageView* prev) {
+                               const ImageView* prev, const uint8_t* predictors) {
   TileFrame f;
   unsigned tiles = 0;
   if (vectors && !prev)
@@ -365,9 +405,11 @@ Status delta_tiles_decode_cuda(const DeltaLayout& layout, const uint8_t* symbols
     return Status::ok();
   f.quantiser = quantiser;  // the decoder's kernel reads no table
   if (quantiser == 0)
-    tiles_decode_kernel<true><<<tiles, kThreads, 0, stream>>>(f, symbols, modes, vectors);
+    tiles_decode_kernel<true>
+        <<<tiles, kThreads, 0, stream>>>(f, symbols, modes, vectors, predictors);
   else
-    tiles_decode_kernel<false><<<tiles, kThreads, 0, stream>>>(f, symbols, modes, vectors);
+    tiles_decode_kernel<false>
+        <<<tiles, kThreads, 0, stream>>>(f, symbols, modes, vectors, predictors);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
