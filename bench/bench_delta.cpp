@@ -152,6 +152,88 @@ double cuda_decode_fps(const ImageDesc& desc, const std::vector<std::vector<uint
   return decode_fps(dec.get(), packets);
 }
 
+// Format 4 keyframes (every frame one, threshold 10, on frame `a`): the
+// prediction kernel trying the eight spatial predictors on every tile and
+// with MED alone (cold, CUDA events; the encoders always try all eight,
+// MED alone is what a keyframe cost before the predictor section), the CUDA
+// encoder end to end and the CUDA decoder, the CPU encoder and decoder.
+// Frames/s; a row of the keyframe table.
+std::string keyframe_row(const char* name, const ImageDesc& desc, const std::vector<uint8_t>& a,
+                         bool gpu) {
+  double choose_fps = -1, med_fps = -1, enc_fps = -1, dec_fps = -1, cpu_enc = -1, cpu_dec = -1;
+  const size_t size = a.size();
+  DeltaLayout layout;
+  if (!make_delta_layout(desc, &layout).is_ok())
+    return "";
+  DeltaEncodeSettings s;
+  s.threshold = 10;
+  s.compression = DeltaCompression::Predictive;
+  s.force_keyframe = true;
+  const ImageView host_a = packed_view(desc, const_cast<uint8_t*>(a.data()));
+  {
+    std::unique_ptr<DeltaEncoder> enc;
+    std::vector<std::vector<uint8_t>> packets(4);
+    if (DeltaEncoder::create(desc, &enc).is_ok() && enc->encode(host_a, s, &packets[0]).is_ok()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      bool ok = true;
+      for (size_t i = 1; i < packets.size(); i++) ok &= enc->encode(host_a, s, &packets[i]).is_ok();
+      if (ok)
+        cpu_enc = (packets.size() - 1) /
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::unique_ptr<DeltaDecoder> dec;
+      if (ok && DeltaDecoder::create(desc, &dec).is_ok())
+        cpu_dec = decode_fps(dec.get(), packets);
+    }
+  }
+  if (gpu) {
+    CudaStream stream;
+    DeviceBuffer res, modes, pred;
+    CudaEvent e0, e1;
+    DeviceFrames frames, refs;
+    const int count = cold_count(2 * size);
+    if (stream.create().is_ok() && res.allocate(layout.frame_bytes).is_ok() &&
+        modes.allocate(layout.tile_count()).is_ok() && pred.allocate(layout.tile_count()).is_ok() &&
+        e0.create().is_ok() && e1.create().is_ok() &&
+        make_frames(&frames, size, count, a.data(), stream.get()) &&
+        make_frames(&refs, size, count, nullptr, stream.get())) {
+      DeltaIntra intra;
+      intra.keyframe = true;
+      intra.keyframe_dead_zone = delta_keyframe_dead_zone(s.threshold);
+      const int uses = std::max(20, 2 * count);
+      for (bool choose : {false, true}) {
+        (void)e0.record(stream.get());
+        for (int i = 0; i < uses; i++)
+          (void)delta_tiles_encode_cuda(layout, packed_view(desc, frames.frame(i)),
+                                        packed_view(desc, refs.frame(i)), s.threshold, intra,
+                                        res.bytes(), modes.bytes(), stream.get(), nullptr,
+                                        choose ? pred.bytes() : nullptr);
+        (void)e1.record(stream.get());
+        float ms = 0;
+        if (e1.synchronize().is_ok() && e1.elapsed_since(e0, &ms).is_ok())
+          (choose ? choose_fps : med_fps) = uses / (ms * 1e-3);
+      }
+      std::unique_ptr<DeltaEncoderCuda> enc;
+      const ImageView dev_a = packed_view(desc, frames.frame(0));
+      std::vector<std::vector<uint8_t>> packets(21);
+      if (DeltaEncoderCuda::create(desc, &enc).is_ok() &&
+          enc->encode(dev_a, s, stream.get(), &packets[0]).is_ok()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        bool ok = true;
+        for (size_t i = 1; i < packets.size(); i++)
+          ok &= enc->encode(dev_a, s, stream.get(), &packets[i]).is_ok();
+        if (ok) {
+          enc_fps = (packets.size() - 1) /
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          dec_fps = cuda_decode_fps(desc, packets, kDeltaGpuLanesFrom);
+        }
+      }
+    }
+  }
+  return std::string("| ") + name + " | " + rate(med_fps) + " | " + rate(choose_fps) + " | " +
+         rate(enc_fps) + " | " + rate(dec_fps) + " | " + rate(cpu_enc) + " | " + rate(cpu_dec) +
+         " |\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -453,6 +535,28 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%s format %d done\n", c.name, v4 ? 4 : 3);
   }
   md << "\n" << dec_md.str() << "\n";
+  // Keyframes: random frames (incompressible: the slowest case), every
+  // frame a keyframe.
+  md << "Format 4 keyframes (every frame one, threshold 10, on the random frames above: "
+     << "incompressible, the slowest case): *prediction, MED only* the prediction kernel with "
+     << "every tile coded with MED (the keyframes before the predictor section), *prediction, "
+     << "8 predictors* the same trying all eight spatial predictors on each tile and keeping "
+     << "the cheapest (what the encoders do), both cold as above (CUDA events); *CUDA "
+     << "encoder* and *CUDA decoder* end to end (20 keyframes; the decoder the median of five "
+     << "passes); *CPU encoder* (3 keyframes) and *CPU decoder*. Frames/s.\n\n"
+     << "| frame | prediction, MED only | prediction, 8 predictors | CUDA encoder | "
+     << "CUDA decoder | CPU encoder | CPU decoder |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const Case& c : cases) {
+    if (!only.empty() && only != c.name)
+      continue;
+    const ImageDesc desc{c.f, c.w, c.h};
+    std::vector<uint8_t> a(packed_size(desc));
+    std::mt19937 rng(7);
+    for (auto& v : a) v = static_cast<uint8_t>(rng());
+    md << keyframe_row(c.name, desc, a, gpu);
+    fprintf(stderr, "%s keyframes done\n", c.name);
+  }
+  md << "\n";
 #if HAVE_GSTCUDA
   if (ctx)
     gst_object_unref(ctx);
