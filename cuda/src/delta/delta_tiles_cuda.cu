@@ -96,7 +96,9 @@ __device__ __forceinline__ void spatial_wavefront(uint8_t* tiles, int w, int h, 
   }
 }
 
-template <bool kLossless>
+// kChoose: a keyframe's tiles try every spatial predictor (a kernel of its
+// own, so that the delta frames' kernel carries none of that code).
+template <bool kLossless, bool kChoose>
 __global__ void __launch_bounds__(kThreads)
     tiles_encode_kernel(const __grid_constant__ TileFrame f, DeltaIntra intra,
                         DeltaVector* __restrict__ vectors, uint8_t* __restrict__ symbols,
@@ -205,8 +207,8 @@ __global__ void __launch_bounds__(kThreads)
   // in t_sym and t_rec (a keyframe codes nothing temporally). Each try is
   // the whole wavefront again: keyframes only, so the delta frames' speed
   // is untouched.
-  const bool choose = intra.keyframe && predictors;
-  if (choose) {
+  constexpr bool choose = kChoose;  // intra.keyframe, and somewhere to record the choice
+  if constexpr (choose) {
     int best = block_sum(spatial_cost(), s_scratch), chosen = 0;
     for (int p = 0; p < kDeltaSpatialPredictors; p++) {
       if (p > 0) {
@@ -251,7 +253,9 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <bool kLossless>
+// kPredictors: a keyframe's tiles each with its own spatial predictor (else
+// MED, as every delta frame's spatial tiles).
+template <bool kLossless, bool kPredictors>
 __global__ void __launch_bounds__(kThreads)
     tiles_decode_kernel(const __grid_constant__ TileFrame f, const uint8_t* __restrict__ symbols,
                         const uint8_t* __restrict__ modes,
@@ -309,9 +313,12 @@ __global__ void __launch_bounds__(kThreads)
         s_sym[y * kDeltaTileW + x] = *m_row;
   }
   __syncthreads();
-  delta_with_predictor(predictors ? predictors[blockIdx.x] : 0, [&](auto k) {
-    spatial_wavefront<false, decltype(k)::value>(tiles, s.w, s.h, s.p.pixel_bytes, q);
-  });
+  if constexpr (kPredictors)
+    delta_with_predictor(predictors[blockIdx.x], [&](auto k) {
+      spatial_wavefront<false, decltype(k)::value>(tiles, s.w, s.h, s.p.pixel_bytes, q);
+    });
+  else
+    spatial_wavefront<false>(tiles, s.w, s.h, s.p.pixel_bytes, q);
   __syncthreads();
   if (column) {
 #pragma unroll 4
@@ -382,12 +389,14 @@ Status delta_tiles_encode_cuda(const DeltaLayout& layout, const ImageView& cur,
     CUDAFX_TRY(launch_motion_search(f, tiles, motion->previous, motion->vectors, stream));
     vectors = motion->vectors;
   }
+  const bool choose = intra.keyframe && predictors;
+  auto launch = [&](auto kernel) {
+    kernel<<<tiles, kThreads, 0, stream>>>(f, intra, vectors, symbols, modes, predictors);
+  };
   if (bound == 0)
-    tiles_encode_kernel<true>
-        <<<tiles, kThreads, 0, stream>>>(f, intra, vectors, symbols, modes, predictors);
+    choose ? launch(tiles_encode_kernel<true, true>) : launch(tiles_encode_kernel<true, false>);
   else
-    tiles_encode_kernel<false>
-        <<<tiles, kThreads, 0, stream>>>(f, intra, vectors, symbols, modes, predictors);
+    choose ? launch(tiles_encode_kernel<false, true>) : launch(tiles_encode_kernel<false, false>);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
@@ -404,12 +413,14 @@ Status delta_tiles_decode_cuda(const DeltaLayout& layout, const uint8_t* symbols
   if (tiles == 0)
     return Status::ok();
   f.quantiser = quantiser;  // the decoder's kernel reads no table
+  auto launch = [&](auto kernel) {
+    kernel<<<tiles, kThreads, 0, stream>>>(f, symbols, modes, vectors, predictors);
+  };
   if (quantiser == 0)
-    tiles_decode_kernel<true>
-        <<<tiles, kThreads, 0, stream>>>(f, symbols, modes, vectors, predictors);
+    predictors ? launch(tiles_decode_kernel<true, true>) : launch(tiles_decode_kernel<true, false>);
   else
-    tiles_decode_kernel<false>
-        <<<tiles, kThreads, 0, stream>>>(f, symbols, modes, vectors, predictors);
+    predictors ? launch(tiles_decode_kernel<false, true>)
+               : launch(tiles_decode_kernel<false, false>);
   CUDAFX_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
