@@ -568,6 +568,7 @@ TEST(DeltaV4Stream, KeyframesCarryEachTilesPredictor) {
   info.keyframe = true;
   info.compression = DeltaCompression::Predictive;
   info.threshold = 6;
+  info.scaled_tables = tiles->scaled_tables();
   info.recon_checksum = delta_checksum(l, ref.view());
   std::vector<uint8_t> old_form;
   ASSERT_TRUE(write_delta_packet_v4(
@@ -741,6 +742,7 @@ TEST(DeltaV4Entropy, InvalidTablesAndDirectoriesNameTheCause) {
   const DeltaLayout l = layout_of(desc);
   std::unique_ptr<DeltaTileEntropy> e;
   ASSERT_TRUE(DeltaTileEntropy::create(l, &e).is_ok());
+  e->set_scaled_tables(false);  // tables without a shift, as packets without flag bit 7
   std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
   auto decode = [&](const std::vector<uint8_t>& data, bool key, size_t coded) {
     const Status s = e->decode(0, key, data.data(), data.size(), coded, symbols.data(),
@@ -776,6 +778,96 @@ TEST(DeltaV4Entropy, InvalidTablesAndDirectoriesNameTheCause) {
   lane.insert(lane.end(), {5, 6, 7, 8});
   lane[lane.size() - 10] = 0x08;
   EXPECT_EQ(decode(lane, false, 0), "v4 payload: lane 0 is damaged");  // no mode table
+}
+
+// Scaled tables (flag bit 7): after each sent table's size, 4 bits of
+// shift s (at most 12), then each frequency divided by 2^s; they must still
+// add up to 4096.
+TEST(DeltaV4Entropy, ScaledTablesNameTheirShiftAndAddUp) {
+  const ImageDesc desc{PixelFormat::GRAY8, 64, 16};
+  const DeltaLayout l = layout_of(desc);
+  std::unique_ptr<DeltaTileEntropy> e;
+  ASSERT_TRUE(DeltaTileEntropy::create(l, &e).is_ok());
+  ASSERT_TRUE(e->scaled_tables());  // what encoders write
+  std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+  // Bit fields, least significant bit first, as the tables are written.
+  auto pack = [](std::initializer_list<std::pair<uint32_t, int>> fields) {
+    std::vector<uint8_t> out;
+    size_t bit = 0;
+    for (const auto& [v, n] : fields)
+      for (int i = 0; i < n; i++, bit++) {
+        if (bit / 8 >= out.size())
+          out.push_back(0);
+        out[bit / 8] |= static_cast<uint8_t>(((v >> i) & 1u) << (bit % 8));
+      }
+    return out;
+  };
+  auto decode = [&](const std::vector<uint8_t>& data) {
+    return e->decode(0, true, data.data(), data.size(), 1024, symbols.data(), modes.data())
+        .message();
+  };
+  // gamma(g) for g = 2: one zero, the top one, the low bit 0 ("0 1 0");
+  // for g = 3: "0 1 1".
+  EXPECT_EQ(decode(pack({{1, 9}, {13, 4}})), "v4 payload: table 0 has scale shift 13, beyond 12");
+  EXPECT_EQ(decode(pack({{1, 9}, {12, 4}, {0, 1}, {1, 1}, {1, 1}})),  // frequency 2 at scale 1
+            "v4 payload: bad frequency in table 0");
+  EXPECT_EQ(decode(pack({{2, 9}, {10, 4}, {0, 1}, {1, 1}, {0, 1}, {0, 1}, {1, 1}, {0, 1}})),
+            "v4 payload: frequencies of table 0 add up to 2048");  // 1 + 1 at 2^10
+  // The same two entries at 2^11 add up: the other 21 contexts empty, then
+  // the directory.
+  std::vector<uint8_t> two = pack({{2, 9}, {11, 4}, {0, 1}, {1, 1}, {0, 1}, {0, 1}, {1, 1},
+                                   {0, 1}, {0, 21 * 9}});
+  EXPECT_EQ(decode(two), "v4 payload: truncated lane directory");
+  // Four empty tables and a fifth of one entry end at bit 45: its shift
+  // would run past the sixth byte.
+  EXPECT_EQ(decode(pack({{0, 36}, {1, 9}})), "v4 payload: truncated tables");
+}
+
+// Both table forms decode, each as its packets say; the scaled form is the
+// smaller stream (on a clip with few values in some contexts).
+TEST(DeltaV4Stream, ScaledAndUnscaledTablesBothDecode) {
+  const ImageDesc desc{PixelFormat::I420, 160, 96};
+  const DeltaLayout l = layout_of(desc);
+  const auto clip = make_clip(desc, 6, 21);
+  size_t bytes[2] = {};
+  for (bool scaled : {false, true}) {
+    std::unique_ptr<DeltaTileEntropy> tiles;
+    ASSERT_TRUE(DeltaTileEntropy::create(l, &tiles).is_ok());
+    tiles->set_scaled_tables(scaled);
+    HostImage ref(desc);
+    std::unique_ptr<DeltaDecoder> dec;
+    ASSERT_TRUE(DeltaDecoder::create(desc, &dec).is_ok());
+    std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+    for (size_t n = 0; n < clip.size(); n++) {
+      DeltaIntra intra;
+      intra.keyframe = n == 0;
+      const size_t coded = delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), 4, intra,
+                                                  symbols.data(), modes.data());
+      DeltaPacketInfo info;
+      info.version = kDeltaVersion;
+      info.keyframe = n == 0;
+      info.compression = DeltaCompression::Predictive;
+      info.counter = static_cast<uint32_t>(n);
+      info.threshold = 4;
+      info.scaled_tables = scaled;
+      info.recon_checksum = delta_checksum(l, ref.view());
+      std::vector<uint8_t> packet;
+      ASSERT_TRUE(write_delta_packet_v4(
+                      l, info, coded, nullptr, nullptr,
+                      [&](int q, bool k, bool reuse, std::vector<uint8_t>* out) {
+                        return tiles->encode(q, k, symbols.data(), modes.data(), out, reuse);
+                      },
+                      &packet)
+                      .is_ok());
+      EXPECT_EQ((packet[5] & 0x80) != 0, scaled);
+      bytes[scaled] += packet.size();
+      std::string err;
+      ASSERT_EQ(dec->decode(packet.data(), packet.size(), &err), DeltaDecodeResult::Frame)
+          << "scaled " << scaled << " frame " << n << ": " << err;
+      EXPECT_TRUE(testing_support::bytes_equal(dec->reconstruction(), ref.view()));
+    }
+  }
+  EXPECT_LT(bytes[1], bytes[0]);
 }
 
 // A context's table may be the previous frame's (9 bits: 511) where that

@@ -156,6 +156,10 @@ struct DeltaPacketInfo {
   // predictor section before the coded frame; delta_intra_predictor). Set
   // by write_delta_packet_v4.
   bool predictors = false;
+  // Format 4: the tables carry a scale shift (DeltaTileEntropy::
+  // set_scaled_tables): what every encoder writes now; the stream encoders
+  // set it, and the frame's coder must write its tables so.
+  bool scaled_tables = false;
   uint64_t recon_checksum = 0;  // delta_checksum of the reconstruction
   uint32_t raw_size = 0;  // read_delta_header: the payload before compression (format 4:
                           // the number of symbols coded)

@@ -53,6 +53,12 @@ class DeltaTileEntropy {
   // Forgets the tables of earlier frames: every keyframe (of either format)
   // does, on both sides; encode() and decode() do on a keyframe themselves.
   void reset();
+  // Whether tables carry a scale shift (the packet's flag bit 7,
+  // docs/delta-format.md): encode() writes and decode() reads them so. On
+  // by default; a decoder sets it from each packet's header, so that
+  // packets of either form decode.
+  void set_scaled_tables(bool scaled);
+  bool scaled_tables() const;
   // Appends the coded frame to *out: tables, lane directory, lane streams.
   // Every mode must be a DeltaTileMode (a keyframe's all spatial) and every
   // symbol of a coded tile below the range of `quantiser`.

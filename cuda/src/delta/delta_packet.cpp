@@ -30,6 +30,8 @@ constexpr uint8_t kFlagMotion = 1u << 5;
 constexpr uint8_t kFlagWholePixelMotion = 1u << 4;
 // Format 4 keyframes: a predictor section (each tile's spatial predictor).
 constexpr uint8_t kFlagPredictors = 1u << 6;
+// Format 4: tables with a scale shift (DeltaTileEntropy::set_scaled_tables).
+constexpr uint8_t kFlagScaledTables = 1u << 7;
 constexpr uint8_t kKnownFlags = kFlagKey | kCompressionMask;
 
 // The predictor section of a keyframe of `tiles` tiles: 3 bits a tile, tile
@@ -136,7 +138,9 @@ void write_header(const DeltaLayout& layout, const DeltaPacketInfo& info, int ve
   h[5] = static_cast<uint8_t>((info.keyframe ? kFlagKey : 0) | (comp_bits << kCompressionShift) |
                               (version == kDeltaVersion && info.refresh ? kFlagRefresh : 0) |
                               (version == kDeltaVersion && info.motion ? kFlagMotion : 0) |
-                              (version == kDeltaVersion && info.predictors ? kFlagPredictors : 0));
+                              (version == kDeltaVersion && info.predictors ? kFlagPredictors : 0) |
+                              (version == kDeltaVersion && info.scaled_tables ? kFlagScaledTables
+                                                                              : 0));
   h[6] = static_cast<uint8_t>(layout.desc.format);
   h[7] = info.threshold;
   put32(h + 8, layout.desc.width);
@@ -297,7 +301,9 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
     return bad("whole-pixel motion vectors (flag 4, a development form of format 4) are no "
                "longer read; vectors are in half pixels (flag 5)");
   if (h[5] & ~(kKnownFlags |
-                (version == kDeltaVersion ? kFlagRefresh | kFlagMotion | kFlagPredictors : 0)))
+                (version == kDeltaVersion
+                     ? kFlagRefresh | kFlagMotion | kFlagPredictors | kFlagScaledTables
+                     : 0)))
     return bad("unknown flags");
   if ((h[5] & kFlagMotion) && (h[5] & (kFlagKey | kFlagRefresh)))
     return bad("motion vectors on a keyframe or in a stream with intra refresh");
@@ -333,6 +339,7 @@ Status read_delta_header(const DeltaLayout& layout, const uint8_t* data, size_t 
   info->refresh = h[5] & kFlagRefresh;
   info->motion = h[5] & kFlagMotion;
   info->predictors = h[5] & kFlagPredictors;
+  info->scaled_tables = h[5] & kFlagScaledTables;
   info->compression =
       version == kDeltaVersion ? DeltaCompression::Predictive : static_cast<DeltaCompression>(comp);
   info->threshold = h[7];

@@ -30,6 +30,7 @@ DeltaPacketInfo info_of(const DeltaEncodeSettings& s, bool key, uint32_t counter
   info.counter = counter;
   info.threshold = static_cast<uint8_t>(s.threshold);
   info.recon_checksum = recon_checksum;
+  info.scaled_tables = info.version == kDeltaVersion;  // as the coders write them
   return info;
 }
 void fill_stats(const DeltaLayout& layout, bool key, size_t changed, size_t raw_size,
@@ -259,6 +260,8 @@ DeltaDecodeResult DeltaDecoderBase::decode_packet(const uint8_t* data, size_t si
   };
   if (v4 && info.motion && vectors_.size() != layout_.tile_count())
     vectors_.resize(layout_.tile_count());
+  if (v4)
+    tiles_->set_scaled_tables(info.scaled_tables);
   if (v4 && info.predictors && predictors_.size() != layout_.tile_count())
     predictors_.resize(layout_.tile_count());
   Status p = v4 ? read_delta_payload_v4(layout_, data, size, info, decode_v4, &quantiser,

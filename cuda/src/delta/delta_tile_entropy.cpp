@@ -45,9 +45,18 @@ namespace {
 
 constexpr int kTableCountBits = 9;  // a table's alphabet size, 0..256, or:
 constexpr uint32_t kTableReused = 511;  // the previous frame's table for the context
+// Scaled tables (packet flag bit 7): each sent table's frequencies are
+// multiples of 2^shift, sent divided by it, the shift in 4 bits after the
+// size. A context with few values a frame (the row masks' 256-value
+// alphabets above all) then pays for its table what its counts can tell:
+// its table at full precision had cost more than its values (vtest.avi at
+// T = 10: tables a twelfth of a delta frame).
+constexpr int kTableShiftBits = 4;
+constexpr int kMaxTableShift = static_cast<int>(kRansScaleBits);  // a table of one value at scale 1
 
 struct Table {
   int n = 0;  // alphabet prefix in use; 0: the context is not used
+  int shift = 0;  // the frequencies are multiples of 1 << shift (scaled tables)
   uint16_t freq[256] = {};
   uint16_t start[256] = {};
   void fill_starts() {
@@ -70,47 +79,58 @@ struct DecodeTable : Table {
 // The frequencies of one context from its counts: each value seen gets at
 // least 1, the rest in proportion; the rounding is settled on the most
 // frequent entries (the lowest value first among equals).
-void normalise(const uint32_t* counts, int alphabet, Table* t) {
+// With `shift`, the same at the scale kRansScale >> shift, each frequency
+// then multiplied by 1 << shift. Returns false when that scale has fewer
+// slots than the values seen (each needs one).
+bool normalise(const uint32_t* counts, int alphabet, Table* t, int shift = 0) {
   uint64_t total = 0;
-  int n = 0;
+  int n = 0, seen = 0;
   for (int v = 0; v < alphabet; v++) {
     total += counts[v];
+    seen += counts[v] != 0;
     if (counts[v])
       n = v + 1;
   }
+  const int64_t scale = kRansScale >> shift;
   t->n = n;
+  t->shift = shift;
   if (n == 0)
-    return;
+    return true;
+  if (seen > scale)
+    return false;
   int64_t sum = 0;
   int top = 0;
   for (int v = 0; v < n; v++) {
     const uint32_t f =
-        counts[v] ? std::max<uint64_t>(1, counts[v] * uint64_t(kRansScale) / total) : 0;
+        counts[v] ? std::max<uint64_t>(1, counts[v] * uint64_t(scale) / total) : 0;
     t->freq[v] = static_cast<uint16_t>(f);
     sum += f;
     if (counts[v] > counts[top])
       top = v;
   }
-  if (sum < kRansScale)
-    t->freq[top] = static_cast<uint16_t>(t->freq[top] + (kRansScale - sum));
-  while (sum > kRansScale) {
+  if (sum < scale)
+    t->freq[top] = static_cast<uint16_t>(t->freq[top] + (scale - sum));
+  while (sum > scale) {
     int big = 0;
     for (int v = 1; v < n; v++)
       if (t->freq[v] > t->freq[big])
         big = v;
-    const int64_t take = std::min<int64_t>(sum - kRansScale, t->freq[big] - 1);
+    const int64_t take = std::min<int64_t>(sum - scale, t->freq[big] - 1);
     t->freq[big] = static_cast<uint16_t>(t->freq[big] - take);
     sum -= take;
   }
+  for (int v = 0; v < n; v++) t->freq[v] = static_cast<uint16_t>(t->freq[v] << shift);
   t->fill_starts();
+  return true;
 }
 
-// Bits of a table as written: its size, then each frequency's gamma code.
-double table_bits(const Table& t) {
-  double bits = kTableCountBits;
+// Bits of a table as written: its size, its shift (scaled tables), then
+// each frequency's gamma code.
+double table_bits(const Table& t, bool scaled) {
+  double bits = kTableCountBits + (scaled ? kTableShiftBits : 0);
   for (int v = 0; v < t.n; v++) {
     int z = 0;
-    while (((t.freq[v] + 1u) >> (z + 1)) != 0) z++;
+    while ((((t.freq[v] >> t.shift) + 1u) >> (z + 1)) != 0) z++;
     bits += 2 * z + 1;
   }
   return bits;
@@ -142,6 +162,38 @@ double coded_bits(const uint32_t* counts, int alphabet, const Table& t) {
     bits += counts[v] * cost[t.freq[v]];
   }
   return bits;
+}
+
+// A new table for `counts`, into *t, and what it costs: its bits plus the
+// values' under it. Scaled, the reference encoder's rule (docs/
+// delta-format.md): of the shifts 0 and g - 1, g, g + 1 (those in 1..12),
+// g = 12 - floor(log2(total)) (where a table of the total's precision
+// would sit), the cheapest, the smallest on a tie. Three shifts found what
+// all thirteen find within 0.4 % (bikes.mp4, T = 10), at a quarter of the
+// host's time.
+double choose_table(const uint32_t* counts, int alphabet, bool scaled, Table* t) {
+  normalise(counts, alphabet, t);
+  if (t->n == 0)
+    return 0;
+  double best = table_bits(*t, scaled) + coded_bits(counts, alphabet, *t);
+  if (!scaled)
+    return best;
+  uint64_t total = 0;
+  for (int v = 0; v < alphabet; v++) total += counts[v];
+  int log = 0;
+  while ((total >> (log + 1)) != 0) log++;
+  const int g = static_cast<int>(kRansScaleBits) - log;
+  Table trial;
+  for (int shift = std::max(1, g - 1); shift <= std::min(kMaxTableShift, g + 1); shift++) {
+    if (!normalise(counts, alphabet, &trial, shift))
+      continue;
+    const double bits = table_bits(trial, true) + coded_bits(counts, alphabet, trial);
+    if (bits < best) {
+      best = bits;
+      *t = trial;
+    }
+  }
+  return best;
 }
 
 int alphabet_of(int ctx, int range) {
@@ -208,6 +260,7 @@ struct DeltaTileEntropy::Impl {
   std::vector<size_t> sequence_offset;
   std::vector<size_t> sequence_size;
   Table enc[kDeltaContexts];
+  bool scaled = true;  // tables with a shift (set_scaled_tables)
   // How each (context, value) is coded under enc (encode_tables), as
   // RansSymbols: entries at and past a context's enc[ctx].n are zero.
   // Remade only for the contexts whose table a frame changes, and so is
@@ -396,11 +449,9 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
     const int alphabet = alphabet_of(ctx, nl.range);
     const uint32_t* counts = &total[ctx * 256];
     Table fresh;
-    normalise(counts, alphabet, &fresh);
+    const double fresh_bits = choose_table(counts, alphabet, m.scaled, &fresh);
     const bool can_reuse = reuse_tables && m.enc_valid[ctx] && m.enc[ctx].n <= alphabet;
-    if (can_reuse &&
-        (fresh.n == 0 || coded_bits(counts, alphabet, m.enc[ctx]) <=
-                             coded_bits(counts, alphabet, fresh) + table_bits(fresh))) {
+    if (can_reuse && (fresh.n == 0 || coded_bits(counts, alphabet, m.enc[ctx]) <= fresh_bits)) {
       bits.put(kTableReused, kTableCountBits);
       continue;
     }
@@ -408,7 +459,9 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
     m.enc_valid[ctx] = fresh.n > 0;
     changed[ctx] = true;
     bits.put(static_cast<uint32_t>(fresh.n), kTableCountBits);
-    for (int v = 0; v < fresh.n; v++) bits.gamma(fresh.freq[v] + 1u);
+    if (m.scaled && fresh.n > 0)
+      bits.put(static_cast<uint32_t>(fresh.shift), kTableShiftBits);
+    for (int v = 0; v < fresh.n; v++) bits.gamma((fresh.freq[v] >> fresh.shift) + 1u);
   }
   bits.flush();
   static_assert(sizeof(RansSymbol) == sizeof(DeltaCodingEntry) &&
@@ -487,13 +540,22 @@ Status DeltaTileEntropy::decode_tables(int quantiser, bool keyframe, const uint8
       return bad("table " + std::to_string(ctx) + " has " + std::to_string(n) +
                  " entries, more than its alphabet");
     t.n = static_cast<int>(n);
+    uint32_t shift = 0;
+    if (m.scaled && t.n > 0) {
+      if (!bits.get(kTableShiftBits, &shift))
+        return bad("truncated tables");
+      if (shift > static_cast<uint32_t>(kMaxTableShift))
+        return bad("table " + std::to_string(ctx) + " has scale shift " + std::to_string(shift) +
+                   ", beyond " + std::to_string(kMaxTableShift));
+    }
+    t.shift = static_cast<int>(shift);
     uint32_t sum = 0;
     for (int v = 0; v < t.n; v++) {
-      uint32_t g = 0;
-      if (!bits.gamma(&g, 13) || g - 1 > kRansScale)  // 13: no frequency needs more
+      uint32_t g = 0;  // 13: no frequency needs more
+      if (!bits.gamma(&g, 13) || g - 1 > (static_cast<uint32_t>(kRansScale) >> shift))
         return bad("bad frequency in table " + std::to_string(ctx));
-      t.freq[v] = static_cast<uint16_t>(g - 1);
-      sum += g - 1;
+      t.freq[v] = static_cast<uint16_t>((g - 1) << shift);
+      sum += (g - 1) << shift;
     }
     if (t.n && sum != kRansScale)
       return bad("frequencies of table " + std::to_string(ctx) + " add up to " +
@@ -539,6 +601,9 @@ Status DeltaTileEntropy::decode_tables(int quantiser, bool keyframe, const uint8
                std::to_string(size - pos) + " follow");
   return Status::ok();
 }
+
+void DeltaTileEntropy::set_scaled_tables(bool scaled) { impl_->scaled = scaled; }
+bool DeltaTileEntropy::scaled_tables() const { return impl_->scaled; }
 
 int DeltaTileEntropy::decoding_table(int ctx, uint8_t* slot_values, uint32_t* spans) const {
   const DecodeTable& t = impl_->dec[ctx];
