@@ -411,6 +411,33 @@ TEST(DeltaV4Quantiser, SpatialPredictorsAreTheFormatsFormulas) {
 }
 
 namespace {
+// A format-4 packet of frame `counter` (a keyframe or not, threshold `t`)
+// from modes and symbols the tile coder `tiles` codes, its tables in the
+// coder's form, no vectors or predictors, the reconstruction `ref`'s
+// checksum; empty on failure.
+std::vector<uint8_t> packet_from_tiles(const DeltaLayout& l, DeltaTileEntropy& tiles,
+                                       bool keyframe, uint32_t counter, int t, size_t coded,
+                                       const uint8_t* symbols, const uint8_t* modes,
+                                       const ImageView& ref) {
+  DeltaPacketInfo info;
+  info.version = kDeltaVersion;
+  info.keyframe = keyframe;
+  info.compression = DeltaCompression::Predictive;
+  info.counter = counter;
+  info.threshold = static_cast<uint8_t>(t);
+  info.scaled_tables = tiles.scaled_tables();
+  info.recon_checksum = delta_checksum(l, ref);
+  std::vector<uint8_t> packet;
+  const Status s = write_delta_packet_v4(
+      l, info, coded, nullptr, nullptr,
+      [&](int q, bool k, bool reuse, std::vector<uint8_t>* out) {
+        return tiles.encode(q, k, symbols, modes, out, reuse);
+      },
+      &packet);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return s.is_ok() ? packet : std::vector<uint8_t>{};
+}
+
 // A tile's spatial coding with predictor `p`, from the public per-byte math
 // in raster order: its cost (the sum of delta_symbol_cost), symbols and
 // reconstruction (w bytes a row).
@@ -563,21 +590,9 @@ TEST(DeltaV4Stream, KeyframesCarryEachTilesPredictor) {
                                               symbols.data(), modes.data());
   std::unique_ptr<DeltaTileEntropy> tiles;
   ASSERT_TRUE(DeltaTileEntropy::create(l, &tiles).is_ok());
-  DeltaPacketInfo info;
-  info.version = kDeltaVersion;
-  info.keyframe = true;
-  info.compression = DeltaCompression::Predictive;
-  info.threshold = 6;
-  info.scaled_tables = tiles->scaled_tables();
-  info.recon_checksum = delta_checksum(l, ref.view());
-  std::vector<uint8_t> old_form;
-  ASSERT_TRUE(write_delta_packet_v4(
-                  l, info, coded, nullptr, nullptr,
-                  [&](int q, bool k, bool reuse, std::vector<uint8_t>* out) {
-                    return tiles->encode(q, k, symbols.data(), modes.data(), out, reuse);
-                  },
-                  &old_form)
-                  .is_ok());
+  const std::vector<uint8_t> old_form =
+      packet_from_tiles(l, *tiles, true, 0, 6, coded, symbols.data(), modes.data(), ref.view());
+  ASSERT_FALSE(old_form.empty());
   EXPECT_EQ(old_form[5] & 0x40, 0);
   EXPECT_LT(old_form.size() - section, packets[0].size() + 4096);
   std::unique_ptr<DeltaDecoder> dec;
@@ -843,22 +858,10 @@ TEST(DeltaV4Stream, ScaledAndUnscaledTablesBothDecode) {
       intra.keyframe = n == 0;
       const size_t coded = delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), 4, intra,
                                                   symbols.data(), modes.data());
-      DeltaPacketInfo info;
-      info.version = kDeltaVersion;
-      info.keyframe = n == 0;
-      info.compression = DeltaCompression::Predictive;
-      info.counter = static_cast<uint32_t>(n);
-      info.threshold = 4;
-      info.scaled_tables = scaled;
-      info.recon_checksum = delta_checksum(l, ref.view());
-      std::vector<uint8_t> packet;
-      ASSERT_TRUE(write_delta_packet_v4(
-                      l, info, coded, nullptr, nullptr,
-                      [&](int q, bool k, bool reuse, std::vector<uint8_t>* out) {
-                        return tiles->encode(q, k, symbols.data(), modes.data(), out, reuse);
-                      },
-                      &packet)
-                      .is_ok());
+      const std::vector<uint8_t> packet =
+          packet_from_tiles(l, *tiles, n == 0, static_cast<uint32_t>(n), 4, coded,
+                            symbols.data(), modes.data(), ref.view());
+      ASSERT_FALSE(packet.empty());
       EXPECT_EQ((packet[5] & 0x80) != 0, scaled);
       bytes[scaled] += packet.size();
       std::string err;
