@@ -253,9 +253,10 @@ CUDAFX_HD int delta_flip_symbol(int m, int range) {
 // The encoder's estimate of a symbol's cost, in quarter bits, for choosing a
 // tile's mode: a two-sided geometric guess (0 almost free, then about two
 // bits a doubling). Only the encoder uses it; any choice decodes.
+constexpr int kDeltaMinSymbolCost = 1;  // delta_symbol_cost(0), the least a symbol costs
 CUDAFX_HD int delta_symbol_cost(int m) {
   if (m == 0)
-    return 1;
+    return kDeltaMinSymbolCost;
   int bits = 0;
   while ((m >> bits) != 0) bits++;
   return 8 + 8 * bits;

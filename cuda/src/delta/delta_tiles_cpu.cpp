@@ -143,17 +143,22 @@ inline void for_each_byte_by_diagonals(int w, int h, F fn) {
 
 // Spatial coding of a tile (delta_spatial_prediction on its own
 // reconstruction); returns the cost. With `limit`, it stops (diagonal by
-// diagonal) once the cost has reached it: the caller then codes the tile
-// temporally, which wins ties, and never reads sym and rec (costs are not
-// negative, so a tile that would have cost less never stops). Most changed
-// tiles of moving footage go temporal, and this serial chain was the CPU
-// encoder's largest cost (perf, bikes.mp4).
+// diagonal) once the cost so far plus the least the bytes left can cost
+// has reached it, and returns that bound: the caller then keeps what it had
+// (temporal coding, which wins ties, or a cheaper predictor) and never reads
+// sym and rec (the bound never exceeds the whole cost, so a tile that would
+// have cost less never stops). Most changed tiles of moving footage go
+// temporal, and this serial chain was the CPU encoder's largest cost (perf,
+// bikes.mp4).
 template <int kPredictor = 0>
 int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLut& lut,
                  uint8_t* sym, uint8_t* rec, int limit = INT_MAX) {
-  int cost = 0;
-  for (int d = 0; d < s.w + s.h - 1 && cost < limit; d++) {
+  // Every byte costs at least kDeltaMinSymbolCost (a 0): the cost so far
+  // plus that for each byte left bounds the whole from below.
+  int cost = 0, left_bytes = s.w * s.h;
+  for (int d = 0; d < s.w + s.h - 1 && cost + kDeltaMinSymbolCost * left_bytes < limit; d++) {
     const int y0 = d - s.w + 1 > 0 ? d - s.w + 1 : 0, y1 = d < s.h - 1 ? d : s.h - 1;
+    left_bytes -= y1 - y0 + 1;
     for (int y = y0; y <= y1; y++) {
       const int x = d - y;
       const uint8_t* out = rec + y * s.w;
@@ -167,7 +172,7 @@ int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLu
       cost += lut.cost[e];
     }
   }
-  return cost;
+  return cost + kDeltaMinSymbolCost * left_bytes;
 }
 
 // A keyframe's tile coded with each spatial predictor in turn, the one of
