@@ -157,9 +157,9 @@ struct DeltaPacketInfo {
   // by write_delta_packet_v4.
   bool predictors = false;
   // Format 4: the tables carry a scale shift (DeltaTileEntropy::
-  // set_scaled_tables): what every encoder writes now; the stream encoders
-  // set it, and the frame's coder must write its tables so.
-  bool scaled_tables = false;
+  // set_scaled_tables). Writing: must say how the frame's coder wrote them;
+  // true, as a DeltaTileEntropy writes them unless told otherwise.
+  bool scaled_tables = true;
   uint64_t recon_checksum = 0;  // delta_checksum of the reconstruction
   uint32_t raw_size = 0;  // read_delta_header: the payload before compression (format 4:
                           // the number of symbols coded)
