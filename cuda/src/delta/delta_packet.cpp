@@ -14,6 +14,7 @@
 #include "cudafx/delta_predict_math.hpp"
 #include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/parallel.hpp"
+#include "delta/bit_stream.hpp"
 #include "delta/byte_order.hpp"
 
 namespace cudafx {
@@ -43,25 +44,18 @@ static_assert(kDeltaSpatialPredictors == 1 << kPredictorBits, "a predictor fills
 size_t predictor_section_bytes(size_t tiles) { return (tiles * kPredictorBits + 7) / 8; }
 
 void write_predictor_section(size_t tiles, const uint8_t* predictors, std::vector<uint8_t>* out) {
-  const size_t at = out->size();
-  out->resize(at + predictor_section_bytes(tiles), 0);
-  uint8_t* bits = out->data() + at;
-  for (size_t t = 0; t < tiles; t++) {
-    const size_t bit = t * kPredictorBits;
-    const unsigned v = (predictors[t] & (kDeltaSpatialPredictors - 1)) << (bit % 8);
-    bits[bit / 8] |= static_cast<uint8_t>(v);
-    if (v >> 8)
-      bits[bit / 8 + 1] |= static_cast<uint8_t>(v >> 8);
-  }
+  BitWriter bits(out);
+  for (size_t t = 0; t < tiles; t++) bits.put(predictors[t], kPredictorBits);
+  bits.flush();
 }
 
-void read_predictor_section(size_t tiles, const uint8_t* bits, uint8_t* predictors) {
+// `data` holds predictor_section_bytes(tiles) bytes (the caller checks).
+void read_predictor_section(size_t tiles, const uint8_t* data, uint8_t* predictors) {
+  BitReader bits(data, predictor_section_bytes(tiles));
   for (size_t t = 0; t < tiles; t++) {
-    const size_t bit = t * kPredictorBits;
-    unsigned v = bits[bit / 8] >> (bit % 8);
-    if (bit % 8 > 8 - kPredictorBits)
-      v |= static_cast<unsigned>(bits[bit / 8 + 1]) << (8 - bit % 8);
-    predictors[t] = static_cast<uint8_t>(v & (kDeltaSpatialPredictors - 1));
+    uint32_t v = 0;
+    (void)bits.get(kPredictorBits, &v);  // within the section: never past its end
+    predictors[t] = static_cast<uint8_t>(v);
   }
 }
 

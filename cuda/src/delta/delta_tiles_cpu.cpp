@@ -178,11 +178,12 @@ int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLu
 // A keyframe's tile coded with each spatial predictor in turn, the one of
 // the smallest cost kept (the lowest on a tie) in sym and rec; `scratch_sym`
 // and `scratch_rec` hold the others' tries. Returns the predictor. A try
-// stops once it costs as much as the best so far: it cannot win then.
+// stops once it cannot cost less than the best so far (code_spatial's
+// limit).
 int code_spatial_chosen(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLut& lut,
                         uint8_t* sym, uint8_t* rec, uint8_t* scratch_sym, uint8_t* scratch_rec) {
   int best = code_spatial<0>(cur, cp, s, lut, sym, rec), chosen = 0;
-  for (int p = 1; p < kDeltaSpatialPredictors && best > 0; p++) {
+  for (int p = 1; p < kDeltaSpatialPredictors; p++) {
     const int cost = delta_with_predictor(p, [&](auto k) {
       return code_spatial<decltype(k)::value>(cur, cp, s, lut, scratch_sym, scratch_rec, best);
     });

@@ -207,27 +207,29 @@ __global__ void __launch_bounds__(kThreads)
   // in t_sym and t_rec (a keyframe codes nothing temporally). Each try is
   // the whole wavefront again: keyframes only, so the delta frames' speed
   // is untouched.
-  constexpr bool choose = kChoose;  // intra.keyframe, and somewhere to record the choice
-  if constexpr (choose) {
+  // The best so far, out of the wavefront's way.
+  auto keep_spatial = [&] {
+    if (column)
+      for (int y = 0; y < s.h; y++) {
+        t_sym[y * kDeltaTileW + x] = s_sym[y * kDeltaTileW + x];
+        t_rec[y * kDeltaTileW + x] = s_rec[y * kDeltaTileW + x];
+      }
+    __syncthreads();
+  };
+  if constexpr (kChoose) {  // intra.keyframe, and somewhere to record the choice
     int best = block_sum(spatial_cost(), s_scratch), chosen = 0;
-    for (int p = 0; p < kDeltaSpatialPredictors; p++) {
-      if (p > 0) {
-        delta_with_predictor(p, [&](auto k) {
-          spatial_wavefront<true, decltype(k)::value>(tiles, s.w, s.h, s.p.pixel_bytes, q);
-        });
-        __syncthreads();
-        const int c = block_sum(spatial_cost(), s_scratch);
-        if (c >= best)
-          continue;
+    keep_spatial();
+    for (int p = 1; p < kDeltaSpatialPredictors; p++) {
+      delta_with_predictor(p, [&](auto k) {
+        spatial_wavefront<true, decltype(k)::value>(tiles, s.w, s.h, s.p.pixel_bytes, q);
+      });
+      __syncthreads();
+      const int c = block_sum(spatial_cost(), s_scratch);
+      if (c < best) {  // the same in every thread: the lowest predictor wins a tie
         best = c;
         chosen = p;
+        keep_spatial();
       }
-      if (column)  // the best so far, out of the wavefront's way
-        for (int y = 0; y < s.h; y++) {
-          t_sym[y * kDeltaTileW + x] = s_sym[y * kDeltaTileW + x];
-          t_rec[y * kDeltaTileW + x] = s_rec[y * kDeltaTileW + x];
-        }
-      __syncthreads();
     }
     if (threadIdx.x == 0)
       predictors[blockIdx.x] = static_cast<uint8_t>(chosen);
@@ -241,8 +243,8 @@ __global__ void __launch_bounds__(kThreads)
     if (moved && !temporal)  // the search's vector lost to spatial coding
       vectors[blockIdx.x] = DeltaVector{};
   }
-  const uint8_t* out_sym = temporal || choose ? t_sym : s_sym;
-  const uint8_t* out_rec = temporal || choose ? t_rec : s_rec;
+  const uint8_t* out_sym = temporal || kChoose ? t_sym : s_sym;
+  const uint8_t* out_rec = temporal || kChoose ? t_rec : s_rec;
   if (column) {
 #pragma unroll 4
     for (int y = 0; y < s.h; y++, sym += sp, ref += rp) {
