@@ -285,7 +285,7 @@ TEST(DeltaV4Tiles, LosslessCodingOfEveryBytePairFollowsTheCostRule) {
         const uint8_t* row = c.data + static_cast<size_t>(y) * c.pitch + t * kDeltaTileW;
         const int left = x > 0 ? row[x - 1] : 0, above = y > 0 ? row[x - c.pitch] : 0;
         const int upper_left = (x > 0 && y > 0) ? row[x - 1 - c.pitch] : 0;
-        const int pred = delta_spatial_prediction(x, y, 1, left, above, upper_left);
+        const int pred = delta_spatial_prediction(x, y, 1, left, above, upper_left, above);
         s_cost += delta_symbol_cost(delta_fold(nl.quantise(source - pred)));
       }
     const int want = t_cost <= s_cost ? kDeltaTemporal : kDeltaSpatial;
@@ -349,9 +349,10 @@ TEST(DeltaV4Tiles, ModesFollowTheContentAndDecodeToTheEncodersReference) {
 }
 
 // The eight spatial predictors are the format's formulas (written out here
-// on their own, docs/delta-format.md), for every left, above and
-// upper-left byte on a grid that takes in 0, 255 and the clamps of
-// predictor 4.
+// on their own, docs/delta-format.md), for every left, above, upper-left
+// and upper-right byte on a grid that takes in 0, 255 and the clamps of
+// predictors 1, 2 and 7; the upper right only where the format reads it
+// (predictors 5-7), and which those are.
 TEST(DeltaV4Quantiser, SpatialPredictorsAreTheFormatsFormulas) {
   auto floor_div = [](int n, int d) { return n >= 0 ? n / d : -((-n + d - 1) / d); };
   auto med = [](int a, int b, int c) {
@@ -362,52 +363,66 @@ TEST(DeltaV4Quantiser, SpatialPredictorsAreTheFormatsFormulas) {
     return a + b - c;
   };
   std::vector<int> grid;
-  for (int v = 0; v < 256; v += 5) grid.push_back(v);
+  for (int v = 0; v < 256; v += 15) grid.push_back(v);
   for (int v : {1, 2, 3, 126, 127, 128, 129, 253, 254, 255}) grid.push_back(v);
-  int clamped_low = 0, clamped_high = 0;
+  const std::vector<int> d_grid = {0, 1, 2, 64, 127, 128, 200, 254, 255};
+  int clamped_low[kDeltaSpatialPredictors] = {}, clamped_high[kDeltaSpatialPredictors] = {};
   for (int a : grid)
     for (int b : grid)
-      for (int c : grid) {
-        const int p4 = floor_div(3 * a + 3 * b - 2 * c + 2, 4);
-        clamped_low += p4 < 0;
-        clamped_high += p4 > 255;
-        const int want[kDeltaSpatialPredictors] = {
-            med(a, b, c),
-            floor_div(a + b + 1, 2),
-            a,
-            b,
-            std::clamp(p4, 0, 255),
-            floor_div(med(a, b, c) + floor_div(a + b + 1, 2) + 1, 2),
-            floor_div(3 * a + b + 2, 4),
-            floor_div(a + 3 * b + 2, 4)};
-        for (int p = 0; p < kDeltaSpatialPredictors; p++) {
-          const int got = delta_with_predictor(
-              p, [&](auto k) { return delta_intra_predictor<decltype(k)::value>(a, b, c); });
-          ASSERT_EQ(got, want[p]) << "predictor " << p << " a " << a << " b " << b << " c " << c;
-          // Inside the tile it is the prediction; on its first row and
-          // column the rule is the same for all eight.
-          ASSERT_EQ(delta_with_predictor(p,
-                                         [&](auto k) {
-                                           return delta_spatial_prediction<decltype(k)::value>(
-                                               5, 3, 1, a, b, c);
-                                         }),
-                    want[p]);
-          ASSERT_EQ(delta_with_predictor(p,
-                                         [&](auto k) {
-                                           return delta_spatial_prediction<decltype(k)::value>(
-                                               5, 0, 1, a, b, c);
-                                         }),
-                    a);
-          ASSERT_EQ(delta_with_predictor(p,
-                                         [&](auto k) {
-                                           return delta_spatial_prediction<decltype(k)::value>(
-                                               0, 3, 1, a, b, c);
-                                         }),
-                    b);
+      for (int c : grid)
+        for (int d : d_grid) {
+          const int raw[kDeltaSpatialPredictors] = {med(a, b, c),
+                                                    a + b - c,
+                                                    floor_div(3 * a + 3 * b - 2 * c + 2, 4),
+                                                    floor_div(3 * a + b + 2, 4),
+                                                    a,
+                                                    floor_div(b + d + 1, 2),
+                                                    floor_div(2 * a + b + d + 2, 4),
+                                                    floor_div(3 * a + b - c + d + 2, 4)};
+          for (int p = 0; p < kDeltaSpatialPredictors; p++) {
+            clamped_low[p] += raw[p] < 0;
+            clamped_high[p] += raw[p] > 255;
+            const int want = std::clamp(raw[p], 0, 255);
+            const int got = delta_with_predictor(
+                p, [&](auto k) { return delta_intra_predictor<decltype(k)::value>(a, b, c, d); });
+            ASSERT_EQ(got, want) << "predictor " << p << " a " << a << " b " << b << " c " << c
+                                 << " d " << d;
+            // Only 5-7 read d, and only they say so.
+            const bool reads_d = delta_with_predictor(p, [&](auto k) {
+              return delta_intra_predictor<decltype(k)::value>(a, b, c, 255 - d) != got;
+            });
+            if (reads_d) {
+              ASSERT_GE(p, 5) << "predictor " << p;
+            }
+            ASSERT_EQ(delta_with_predictor(
+                          p, [&](auto k) { return delta_predictor_uses_upper_right<decltype(k)::value>; }),
+                      p >= 5);
+            // Inside the tile it is the prediction; on its first row and
+            // column the rule is the same for all eight.
+            ASSERT_EQ(delta_with_predictor(p,
+                                           [&](auto k) {
+                                             return delta_spatial_prediction<decltype(k)::value>(
+                                                 5, 3, 1, a, b, c, d);
+                                           }),
+                      want);
+            ASSERT_EQ(delta_with_predictor(p,
+                                           [&](auto k) {
+                                             return delta_spatial_prediction<decltype(k)::value>(
+                                                 5, 0, 1, a, b, c, d);
+                                           }),
+                      a);
+            ASSERT_EQ(delta_with_predictor(p,
+                                           [&](auto k) {
+                                             return delta_spatial_prediction<decltype(k)::value>(
+                                                 0, 3, 1, a, b, c, d);
+                                           }),
+                      b);
+          }
         }
-      }
-  EXPECT_GT(clamped_low, 0);
-  EXPECT_GT(clamped_high, 0);
+  for (int p : {1, 2, 7}) {
+    EXPECT_GT(clamped_low[p], 0) << "predictor " << p;
+    EXPECT_GT(clamped_high[p], 0) << "predictor " << p;
+  }
 }
 
 namespace {
@@ -452,8 +467,10 @@ int code_tile_spatially(const PlaneView& src, int x0, int y0, int w, int h, int 
       const int left = x >= c ? (*rec)[y * w + x - c] : 0;
       const int above = y > 0 ? (*rec)[(y - 1) * w + x] : 0;
       const int upper_left = (x >= c && y > 0) ? (*rec)[(y - 1) * w + x - c] : 0;
+      const int upper_right = (x + c < w && y > 0) ? (*rec)[(y - 1) * w + x + c] : above;
       const int pred = delta_with_predictor(p, [&](auto k) {
-        return delta_spatial_prediction<decltype(k)::value>(x, y, c, left, above, upper_left);
+        return delta_spatial_prediction<decltype(k)::value>(x, y, c, left, above, upper_left,
+                                                            upper_right);
       });
       const int k = q.quantise(src.data[static_cast<size_t>(y0 + y) * src.pitch + x0 + x] - pred);
       (*sym)[y * w + x] = static_cast<uint8_t>(delta_fold(k));
@@ -477,13 +494,17 @@ TEST(DeltaV4Tiles, KeyframeTilesChooseTheCheapestSpatialPredictor) {
     fill_smooth(cur, 3);
     std::mt19937 rng(t + 1);
     const PlaneView c = cur.view().plane(0);
-    for (int y = 0; y < c.height; y++)  // stronger noise in the lower half, stripes on the right
+    // Stronger noise in the lower half, stripes on the right, lines rising
+    // to the right (along which the upper-right byte predicts) in between.
+    for (int y = 0; y < c.height; y++)
       for (int x = 0; x < c.width * 3; x++) {
         uint8_t& v = c.data[static_cast<size_t>(y) * c.pitch + x];
         if (y >= 32)
           v = static_cast<uint8_t>(std::clamp(v + static_cast<int>(rng() % 21) - 10, 0, 255));
         if (x >= 400)
           v = static_cast<uint8_t>((y % 4) * 50 + rng() % 3);
+        else if (x >= 256 && y < 32)
+          v = static_cast<uint8_t>(((x / 3 + y) % 7) * 35 + x % 3 * 5);
       }
     DeltaIntra intra;
     intra.keyframe = true;
@@ -524,6 +545,7 @@ TEST(DeltaV4Tiles, KeyframeTilesChooseTheCheapestSpatialPredictor) {
           }
       }
     EXPECT_GE(chosen.size(), 3u) << "T " << t;
+    EXPECT_GE(*chosen.rbegin(), 5) << "T " << t << ": no predictor with the upper right";
     EXPECT_LE(testing_support::max_abs_diff(ref.view(), cur.view()), t);
     delta_tiles_decode_cpu(l, symbols.data(), modes.data(), delta_quantiser_for(t),
                            dec_ref.view(), nullptr, predictors.data());
@@ -1126,6 +1148,7 @@ TEST_P(DeltaV4Cuda, TilesEqualTheCpu) {
   const int threshold = GetParam();
   CudaStream stream;
   ASSERT_TRUE(stream.create().is_ok());
+  std::set<int> chosen;  // the predictors the keyframes chose, all tiles
   for (PixelFormat f : {PixelFormat::RGBA, PixelFormat::RGB, PixelFormat::BGR, PixelFormat::GRAY8,
                         PixelFormat::I420, PixelFormat::NV12, PixelFormat::Y444}) {
     for (const auto& size : {std::pair<int, int>{173, 97}, {1, 1}, {64, 16}, {333, 211}}) {
@@ -1179,12 +1202,20 @@ TEST_P(DeltaV4Cuda, TilesEqualTheCpu) {
                                   " frame " + std::to_string(n);
         if (choose) {
           EXPECT_EQ(pred, pred_gpu) << where;
+          chosen.insert(pred.begin(), pred.end());
         }
         EXPECT_EQ(mode, mode_gpu) << where;
         EXPECT_EQ(sym, sym_gpu) << where;
         EXPECT_TRUE(testing_support::bytes_equal(got.view(), ref.view())) << where;
       }
     }
+  }
+  // Random keyframes: most predictors win somewhere below T = 255 (where
+  // every error is within the bound and MED wins every tie), the three that
+  // wait for the upper right among them.
+  if (threshold < 255) {
+    EXPECT_GE(chosen.size(), 6u);
+    for (int p : {5, 6, 7}) EXPECT_EQ(chosen.count(p), 1u) << "predictor " << p;
   }
 }
 
@@ -1229,8 +1260,36 @@ TEST_P(DeltaV4Cuda, DecodingEqualsTheCpu) {
         ASSERT_TRUE(gpu_ref.download(got.view(), stream.get()).is_ok());
         ASSERT_TRUE(stream.synchronize().is_ok());
         EXPECT_TRUE(testing_support::bytes_equal(cpu_ref.view(), enc_ref.view()));
-        EXPECT_TRUE(testing_support::bytes_equal(got.view(), cpu_ref.view()))
-            << format_info(f).name << " " << size.first << "x" << size.second << " frame " << n;
+        const std::string where = std::string(format_info(f).name) + " " +
+                                  std::to_string(size.first) + "x" +
+                                  std::to_string(size.second) + " frame " + std::to_string(n);
+        EXPECT_TRUE(testing_support::bytes_equal(got.view(), cpu_ref.view())) << where;
+        if (key) {
+          // The keyframe's symbols again with every predictor in turn, tile
+          // t with predictor (t + r) mod 8: the decoders are the format's
+          // whatever the encoder chose (rebuilding other bytes than the
+          // encoder's, the same on both).
+          for (int r = 0; r < kDeltaSpatialPredictors; r++) {
+            std::vector<uint8_t> forced(l.tile_count());
+            for (size_t t = 0; t < forced.size(); t++)
+              forced[t] = static_cast<uint8_t>((t + r) % kDeltaSpatialPredictors);
+            HostImage cpu_forced(desc), gpu_forced_host(desc);
+            testing_support::DeviceImage gpu_forced(desc, 3);
+            delta_tiles_decode_cpu(l, sym.data(), mode.data(), delta_quantiser_for(threshold),
+                                   cpu_forced.view(), nullptr, forced.data());
+            ASSERT_TRUE(copy_bytes_async(pred_dev.get(), forced.data(), forced.size(),
+                                         stream.get())
+                            .is_ok());
+            ASSERT_TRUE(delta_tiles_decode_cuda(l, sym_dev.bytes(), mode_dev.bytes(),
+                                                delta_quantiser_for(threshold), gpu_forced.view(),
+                                                stream.get(), nullptr, nullptr, pred_dev.bytes())
+                            .is_ok());
+            ASSERT_TRUE(gpu_forced.download(gpu_forced_host.view(), stream.get()).is_ok());
+            ASSERT_TRUE(stream.synchronize().is_ok());
+            EXPECT_TRUE(testing_support::bytes_equal(gpu_forced_host.view(), cpu_forced.view()))
+                << where << " predictors rotated by " << r;
+          }
+        }
       }
     }
   }

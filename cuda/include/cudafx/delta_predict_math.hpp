@@ -110,57 +110,78 @@ CUDAFX_HD int delta_med(int a, int b, int c) {
 
 // A keyframe's tiles each choose one of eight spatial predictors (the
 // packet's predictor section, docs/delta-format.md), from the left (a),
-// above (b) and upper-left (c) rebuilt bytes: 0 LOCO-I's MED, the only one
-// of delta frames' spatial tiles; 1 the mean of a and b; 2 a; 3 b; 4 the
-// plane through a, b and c pulled three quarters of the way from the mean
-// of a and b, (3a + 3b - 2c) / 4; 5 the mean of MED and of a and b; 6 and 7
-// the means weighted 3:1 toward a and toward b. Why: MED follows edges, but
-// on a camera's noise the smoother ones predict better, and the reference
-// encoder's choice per tile made vtest.avi's keyframes at T = 10 11 %
-// smaller, bigbuckbunny.mp4's 8 % and bikes.mp4's 5 % (measured before
-// building, 6 keyframes of each clip, sets of 2 to 16 predictors; the
-// eight that need no byte to the upper right, which the CUDA wavefront
-// has not rebuilt yet when it codes a byte). Rounded as written, in
-// integers: the same bytes on the CPU and the device.
+// above (b), upper-left (c) and upper-right (d) rebuilt bytes:
+//   0 LOCO-I's MED, the only one of delta frames' spatial tiles;
+//   1 the plane through a, b and c, a + b - c;
+//   2 halfway between that plane and the mean of a and b,
+//     (3a + 3b - 2c) / 4;
+//   3 the mean weighted 3:1 toward a, (3a + b) / 4;
+//   4 a;
+//   5 the mean of b and d;
+//   6 (2a + b + d) / 4;
+//   7 (3a + b - c + d) / 4: half a, a quarter the plane, a quarter d.
+// (Clamped to 0..255 where a sum can leave it; rounded as written, in
+// integers: the same bytes on the CPU and the device.) Why: MED follows
+// edges, but on a camera's noise the smoother ones predict better, and
+// diagonal structure (bigbuckbunny.mp4's and bikes.mp4's) needs the byte
+// to the upper right. Chosen by measurement before building: every set of
+// eight that holds MED out of twenty candidates, each tile's cheapest member
+// by the encoder's cost estimate, keyframes of vtest.avi, bikes.mp4 and
+// bigbuckbunny.mp4 at T = 0, 4 and 10, then the best few coded with the
+// codec's entropy model. Against the eight without d of the earlier
+// development streams: keyframes at T = 10 (dead zone 4T/5) vtest.avi -2.6 %,
+// bikes.mp4 -5.0 %, bigbuckbunny.mp4 -12.5 %; lossless +0.4 %, 0.0 %, -1.4 %;
+// all twenty would have gained 0.3-1.3 % more at twice the time.
 constexpr int kDeltaSpatialPredictors = 8;
+// v / 4 rounded and clamped to 0..255 (a negative v gives 0 either way, so
+// it is never shifted below 0).
+CUDAFX_HD int delta_quarter_clamped(int v) {
+  return v < 0 ? 0 : ((v + 2) >> 2 < 255 ? (v + 2) >> 2 : 255);
+}
+// Whether predictor kPredictor reads the upper-right byte: a wavefront over
+// a tile must then code a row's byte only after the row above has coded the
+// byte one pixel to its right (a steeper diagonal, docs/design.md).
 template <int kPredictor>
-CUDAFX_HD int delta_intra_predictor(int a, int b, int c) {
+constexpr bool delta_predictor_uses_upper_right = kPredictor >= 5;
+template <int kPredictor>
+CUDAFX_HD int delta_intra_predictor(int a, int b, int c, int d) {
   static_assert(kPredictor >= 0 && kPredictor < kDeltaSpatialPredictors, "predictor 0..7");
   if constexpr (kPredictor == 0) {
     return delta_med(a, b, c);
   } else if constexpr (kPredictor == 1) {
-    return (a + b + 1) >> 1;
+    const int v = a + b - c;  // -255 .. 510
+    return v < 0 ? 0 : (v < 255 ? v : 255);
   } else if constexpr (kPredictor == 2) {
-    return a;
+    return delta_quarter_clamped(3 * a + 3 * b - 2 * c);  // -510 .. 1530
   } else if constexpr (kPredictor == 3) {
-    return b;
-  } else if constexpr (kPredictor == 4) {
-    const int v = 3 * a + 3 * b - 2 * c;  // -510 .. 1530: clamped, never shifted below 0
-    return v < 0 ? 0 : ((v + 2) >> 2 < 255 ? (v + 2) >> 2 : 255);
-  } else if constexpr (kPredictor == 5) {
-    return (delta_med(a, b, c) + ((a + b + 1) >> 1) + 1) >> 1;
-  } else if constexpr (kPredictor == 6) {
     return (3 * a + b + 2) >> 2;
+  } else if constexpr (kPredictor == 4) {
+    return a;
+  } else if constexpr (kPredictor == 5) {
+    return (b + d + 1) >> 1;
+  } else if constexpr (kPredictor == 6) {
+    return (2 * a + b + d + 2) >> 2;
   } else {
-    return (a + 3 * b + 2) >> 2;
+    return delta_quarter_clamped(3 * a + b - c + d);  // -255 .. 1275
   }
 }
-
 // The spatial prediction of the byte at (x, y) of a tile (bytes x, rows y,
 // counted from the tile's corner), `c` bytes a pixel, by predictor
 // kPredictor: from the tile's own reconstruction only, so that tiles code
-// and decode independently. Whatever the predictor, the first pixel of the
+// and decode independently. `upper_right` is the byte above one pixel to
+// the right, or `above` where that is past the tile's right edge (only
+// predictors 5-7 read it). Whatever the predictor, the first pixel of the
 // first row predicts 128; the rest of the first row, the left neighbour;
 // the first pixel of other rows, the one above.
 template <int kPredictor = 0>
-CUDAFX_HD int delta_spatial_prediction(int x, int y, int c, int left, int above, int upper_left) {
+CUDAFX_HD int delta_spatial_prediction(int x, int y, int c, int left, int above, int upper_left,
+                                       int upper_right) {
   if (y == 0)
     return x < c ? 128 : left;
   if (x < c)
     return above;
-  return delta_intra_predictor<kPredictor>(left, above, upper_left);
+  return delta_intra_predictor<kPredictor>(left, above, upper_left, upper_right);
 }
-
 // Calls fn(std::integral_constant<int, p>{}) for a predictor p known only
 // at run time (0..7; any other value as 0), so that the per-byte loops are
 // compiled once for each predictor rather than branching on it a byte.

@@ -128,16 +128,30 @@ int code_temporal(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, 
   return cost;
 }
 
-// Calls fn(x, y) for every byte of a w x h tile in an order where a byte
-// comes after its left, upper and upper-left neighbours, c bytes a pixel:
-// by anti-diagonals, so that the rows' chains of dependent bytes (each
-// byte's prediction needs its left neighbour's reconstruction) are
-// interleaved and the CPU works on up to 16 of them at once.
+// A tile's bytes in an order where each comes after the neighbours its
+// prediction reads, c bytes a pixel: by diagonals x + skew * y, so that the
+// rows' chains of dependent bytes (each byte's prediction needs its left
+// neighbour's reconstruction) are interleaved and the CPU works on up to 16
+// of them at once. Skew 1 serves the left, upper and upper-left neighbours
+// (x - c, y), (x, y - 1), (x - c, y - 1); a predictor that reads the upper
+// right (x + c, y - 1) needs skew c + 1, the least that puts it on an
+// earlier diagonal.
+template <int kPredictor>
+int diagonal_skew(int c) {
+  return delta_predictor_uses_upper_right<kPredictor> ? c + 1 : 1;
+}
+int diagonals(int w, int h, int skew) { return w + skew * (h - 1); }
+// The rows y0..y1 that diagonal d crosses (x = d - skew * y in 0..w-1).
+inline void diagonal_rows(int d, int w, int h, int skew, int* y0, int* y1) {
+  *y0 = d - w + 1 > 0 ? (d - w + skew) / skew : 0;
+  *y1 = d / skew < h - 1 ? d / skew : h - 1;
+}
 template <class F>
-inline void for_each_byte_by_diagonals(int w, int h, F fn) {
-  for (int d = 0; d < w + h - 1; d++) {
-    const int y0 = d - w + 1 > 0 ? d - w + 1 : 0, y1 = d < h - 1 ? d : h - 1;
-    for (int y = y0; y <= y1; y++) fn(d - y, y);
+inline void for_each_byte_by_diagonals(int w, int h, int skew, F fn) {
+  for (int d = 0; d < diagonals(w, h, skew); d++) {
+    int y0, y1;
+    diagonal_rows(d, w, h, skew, &y0, &y1);
+    for (int y = y0; y <= y1; y++) fn(d - skew * y, y);
   }
 }
 
@@ -156,16 +170,25 @@ int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLu
   // Every byte costs at least kDeltaMinSymbolCost (a 0): the cost so far
   // plus that for each byte left bounds the whole from below.
   int cost = 0, left_bytes = s.w * s.h;
-  for (int d = 0; d < s.w + s.h - 1 && cost + kDeltaMinSymbolCost * left_bytes < limit; d++) {
-    const int y0 = d - s.w + 1 > 0 ? d - s.w + 1 : 0, y1 = d < s.h - 1 ? d : s.h - 1;
+  const int skew = diagonal_skew<kPredictor>(s.c);
+  for (int d = 0; d < diagonals(s.w, s.h, skew) && cost + kDeltaMinSymbolCost * left_bytes < limit;
+       d++) {
+    int y0, y1;
+    diagonal_rows(d, s.w, s.h, skew, &y0, &y1);
     left_bytes -= y1 - y0 + 1;
     for (int y = y0; y <= y1; y++) {
-      const int x = d - y;
+      const int x = d - skew * y;
       const uint8_t* out = rec + y * s.w;
       const int left = x >= s.c ? out[x - s.c] : 0;
       const int above = y > 0 ? out[x - s.w] : 0;
       const int upper_left = (y > 0 && x >= s.c) ? out[x - s.w - s.c] : 0;
-      const int pred = delta_spatial_prediction<kPredictor>(x, y, s.c, left, above, upper_left);
+      // (read only by the predictors that wait for it: see diagonal_skew)
+      const int upper_right =
+          (delta_predictor_uses_upper_right<kPredictor> && y > 0 && x + s.c < s.w)
+              ? out[x - s.w + s.c]
+              : above;
+      const int pred =
+          delta_spatial_prediction<kPredictor>(x, y, s.c, left, above, upper_left, upper_right);
       const int e = cur[static_cast<size_t>(y) * cp + x] - pred + 255;
       sym[y * s.w + x] = lut.m[e];
       rec[y * s.w + x] = static_cast<uint8_t>(lut.q.nl.reconstruct_offset(pred, lut.offset[e]));
@@ -495,14 +518,19 @@ void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
       return;
     }
     delta_with_predictor(predictors ? predictors[s.tile] : 0, [&](auto k) {
-      for_each_byte_by_diagonals(s.w, s.h, [&](int x, int y) {
+      constexpr int kPredictor = decltype(k)::value;
+      for_each_byte_by_diagonals(s.w, s.h, diagonal_skew<kPredictor>(s.c), [&](int x, int y) {
         uint8_t* out = r + static_cast<size_t>(y) * rp;
         const uint8_t* up = y > 0 ? out - rp : out;
         const int left = x >= s.c ? out[x - s.c] : 0;
         const int above = y > 0 ? up[x] : 0;
         const int upper_left = (y > 0 && x >= s.c) ? up[x - s.c] : 0;
-        const int pred =
-            delta_spatial_prediction<decltype(k)::value>(x, y, s.c, left, above, upper_left);
+        const int upper_right =
+            (delta_predictor_uses_upper_right<kPredictor> && y > 0 && x + s.c < s.w)
+                ? up[x + s.c]
+                : above;
+        const int pred = delta_spatial_prediction<kPredictor>(x, y, s.c, left, above, upper_left,
+                                                              upper_right);
         out[x] = static_cast<uint8_t>(
             nl.reconstruct(pred, delta_unfold(sym[static_cast<size_t>(y) * p.row_bytes + x])));
       });

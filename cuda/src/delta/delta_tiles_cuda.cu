@@ -15,7 +15,12 @@
 // its left neighbour in a register. It codes its element k at step k + y,
 // one step after the thread of row y - 1 coded the same element, and takes
 // `above` from that thread with a shuffle inside its 16-lane segment; the
-// upper-left byte is the `above` of its own previous step. The 16 rows of a
+// upper-left byte is the `above` of its own previous step. A keyframe's
+// predictors 5-7 also read the upper-right byte (x + c, y - 1): with them a
+// row codes element k at step k + 2y, two steps after the row above coded
+// it, so that the shuffle brings the upper right and the two steps before
+// brought the above and the upper left (2w/c + 2h steps instead of w/c + h
+// on a tile: only keyframes pay it). The 16 rows of a
 // channel row's chain lie in one warp, so no step needs a barrier, and the
 // c <= 4 channel rows of a tile fit the block's 64 threads. The wavefront
 // works on the tile in shared memory (rows kDeltaTileW bytes apart), staged
@@ -58,25 +63,35 @@ __device__ __forceinline__ void spatial_wavefront(uint8_t* tiles, int w, int h, 
   // Bytes of this channel row (j, j + c, ...; none past the tile's edges),
   // and steps until the longest (j = 0) is done in the last row.
   const unsigned len = (j < c && j < w && y < h) ? (w - j + c - 1) / c : 0;
-  const int steps = (w + c - 1) / c + h - 1;
+  // A predictor that reads the upper-right byte waits a second step a row,
+  // so that the row above has coded element k + 1 when this row codes k.
+  constexpr int kSkew = delta_predictor_uses_upper_right<kPredictor> ? 2 : 1;
+  const int steps = (w + c - 1) / c + kSkew * (h - 1);
   uint8_t* row = tiles + y * kDeltaTileW;
   int x = j;                // this thread's next byte
   int next = row[kIn + x];  // and its input, loaded a step ahead
-  int left = 0, upper_left = 0;
-  // Step k + y codes element k of the channel row. Every lane computes and
-  // only those with a byte to code store: a step's latency is its chain of
-  // dependent instructions (one step a byte is the critical path of a
-  // tile), which branches and a load of the input within it would lengthen.
-  // Idle lanes compute from bytes 0..255 as well, so the quantiser table is
-  // never indexed outside its range.
-  for (int k = -y; k < steps - y; k++) {
-    // The row above coded element k last step and left it in `left`.
-    const int above = __shfl_up_sync(0xffffffffu, left, 1, kDeltaTileH);
+  // The row above's elements as they came: the latest (the upper right
+  // with kSkew 2, else the above) and the two before it.
+  int left = 0, came1 = 0, came2 = 0;
+  // Step k + kSkew * y codes element k of the channel row. Every lane
+  // computes and only those with a byte to code store: a step's latency is
+  // its chain of dependent instructions (one step a byte is the critical
+  // path of a tile), which branches and a load of the input within it would
+  // lengthen. Idle lanes compute from bytes 0..255 as well, so the quantiser
+  // table is never indexed outside its range.
+  for (int k = -kSkew * y; k < steps - kSkew * y; k++) {
+    // The row above's latest element (k + kSkew - 1), which it left in
+    // `left` last step; past its row's end it stays the last, which is then
+    // this element's above: the format's upper right there.
+    const int came = __shfl_up_sync(0xffffffffu, left, 1, kDeltaTileH);
+    const int above = kSkew == 1 ? came : came1;
+    const int upper_left = kSkew == 1 ? came1 : came2;
     // 0 outside the tile, as the CPU passes (the prediction ignores them)
     const int a = k > 0 ? left : 0;
     const int b = y > 0 ? above : 0;
-    const int d = (y > 0 && k > 0) ? upper_left : 0;
-    const int pred = delta_spatial_prediction<kPredictor>(x, y, c, a, b, d);
+    const int ul = (y > 0 && k > 0) ? upper_left : 0;
+    const int ur = y > 0 ? (kSkew == 1 ? above : came) : 0;
+    const int pred = delta_spatial_prediction<kPredictor>(x, y, c, a, b, ul, ur);
     int e;
     if constexpr (kEncode)
       e = q.quantise(next - pred);
@@ -92,7 +107,8 @@ __device__ __forceinline__ void spatial_wavefront(uint8_t* tiles, int w, int h, 
       // (past the row's end: a byte of the row, never used)
       next = row[kIn + min(x, kDeltaTileW - 1)];
     }
-    upper_left = above;  // element k - 1 of the row above, next step
+    came2 = came1;
+    came1 = came;
   }
 }
 
