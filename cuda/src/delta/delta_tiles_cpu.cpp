@@ -235,6 +235,17 @@ void moved_columns(const TileSite& s, int dx, int row_bytes, int column[kDeltaTi
   for (int x = 0; x < s.w; x++) column[x] = delta_moved_column(s.x0 + x, dx, s.c, row_bytes);
 }
 
+// Copies a tile row of w bytes: a whole tile's row (the common case) as a
+// copy of known size, which the compiler makes a few vector moves, rather
+// than a call to memcpy (the search gathers up to nine tiles a changed
+// tile, row by row: the calls had been a tenth of the encoder's time).
+inline void copy_tile_row(uint8_t* dst, const uint8_t* src, int w) {
+  if (w == kDeltaTileW)
+    std::memcpy(dst, src, kDeltaTileW);
+  else
+    std::memcpy(dst, src, static_cast<size_t>(w));
+}
+
 // The prediction of a tile moved by (dx, dy), from plane i of `prev`, into
 // `pred` (w bytes a row).
 void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const TileSite& s,
@@ -248,7 +259,7 @@ void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const
         prev.data[i] + static_cast<size_t>(delta_moved_row(s.y0 + y, dy, p.height)) * prev.pitch[i];
     uint8_t* out = pred + y * s.w;
     if (inside) {
-      std::memcpy(out, src + s.x0 + dx * s.c, s.w);
+      copy_tile_row(out, src + s.x0 + dx * s.c, s.w);
     } else {
       for (int x = 0; x < s.w; x++) out[x] = src[column[x]];
     }
@@ -392,7 +403,7 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
 
 void store(const uint8_t* tile, const TileSite& s, uint8_t* dst, size_t pitch) {
   for (int y = 0; y < s.h; y++)
-    std::memcpy(dst + static_cast<size_t>(y) * pitch, tile + y * s.w, s.w);
+    copy_tile_row(dst + static_cast<size_t>(y) * pitch, tile + y * s.w, s.w);
 }
 
 }  // namespace
