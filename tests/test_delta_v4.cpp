@@ -567,6 +567,66 @@ TEST(DeltaV4Tiles, KeyframeTilesChooseTheCheapestSpatialPredictor) {
   }
 }
 
+// Keyframes decode with every predictor as the format's raster-order
+// rebuilding says (docs/delta-format.md, *Spatial prediction*), at 1, 2
+// (NV12's UV), 3 and 4 bytes a pixel, with clipped edge tiles (RGB's last
+// is 2 bytes wide, less than a pixel): a keyframe's symbols rebuilt with
+// tile t's predictor (t + r) mod 8 for r = 0..7, against the same rebuilt
+// here byte by byte from the public math. The CPU decoder walks tiles by
+// diagonals (steeper for the predictors that read the upper right) and the
+// CUDA decoder is tested against it, so this pins both to the format.
+TEST(DeltaV4Tiles, KeyframesDecodeWithEveryPredictorAsTheFormatSays) {
+  const int t = 4;
+  for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::NV12, PixelFormat::RGB, PixelFormat::RGBA}) {
+    const ImageDesc desc{f, 150, 37};
+    const DeltaLayout l = layout_of(desc);
+    HostImage cur(desc), ref(desc);
+    cur.fill_random(11);
+    DeltaIntra intra;
+    intra.keyframe = true;
+    std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+    delta_tiles_encode_cpu(l, cur.view(), ref.view(), t, intra, symbols.data(), modes.data());
+    const NearLossless nl(delta_quantiser_for(t));
+    for (int r = 0; r < kDeltaSpatialPredictors; r++) {
+      std::vector<uint8_t> forced(l.tile_count());
+      for (size_t i = 0; i < forced.size(); i++)
+        forced[i] = static_cast<uint8_t>((i + r) % kDeltaSpatialPredictors);
+      HostImage got(desc);
+      delta_tiles_decode_cpu(l, symbols.data(), modes.data(), delta_quantiser_for(t), got.view(),
+                             nullptr, forced.data());
+      for (int i = 0; i < l.n_planes; i++) {
+        const DeltaPlaneLayout& pl = l.planes[i];
+        const int c = pl.pixel_bytes;
+        const uint8_t* sym = symbols.data() + l.plane_offset[i];
+        const PlaneView g = got.view().plane(i);
+        for (int ty = 0; ty < pl.tiles_y; ty++)
+          for (int tx = 0; tx < pl.tiles_x; tx++) {
+            const size_t tile = l.first_tile[i] + static_cast<size_t>(ty) * pl.tiles_x + tx;
+            const int w = pl.tile_width(tx), h = pl.tile_height(ty);
+            const int x0 = tx * kDeltaTileW, y0 = ty * kDeltaTileH;
+            std::vector<int> rec(static_cast<size_t>(w) * h);
+            for (int y = 0; y < h; y++)
+              for (int x = 0; x < w; x++) {
+                const int left = x >= c ? rec[y * w + x - c] : 0;
+                const int above = y > 0 ? rec[(y - 1) * w + x] : 0;
+                const int upper_left = (x >= c && y > 0) ? rec[(y - 1) * w + x - c] : 0;
+                const int upper_right = (x + c < w && y > 0) ? rec[(y - 1) * w + x + c] : above;
+                const int pred = delta_with_predictor(forced[tile], [&](auto k) {
+                  return delta_spatial_prediction<decltype(k)::value>(x, y, c, left, above,
+                                                                      upper_left, upper_right);
+                });
+                const int m = sym[static_cast<size_t>(y0 + y) * pl.row_bytes + x0 + x];
+                rec[y * w + x] = nl.reconstruct(pred, delta_unfold(m));
+                ASSERT_EQ(g.data[static_cast<size_t>(y0 + y) * g.pitch + x0 + x], rec[y * w + x])
+                    << format_info(f).name << " plane " << i << " tile " << tx << "," << ty
+                    << " predictor " << int(forced[tile]) << " byte " << x << "," << y;
+              }
+          }
+      }
+    }
+  }
+}
+
 // The predictor section: keyframes carry one (flag bit 6), delta frames
 // none; a section cut short, or the flag on a delta frame, is refused by
 // name; a keyframe without a section (as format 4 streams before it)

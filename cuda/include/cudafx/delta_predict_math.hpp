@@ -110,7 +110,8 @@ CUDAFX_HD int delta_med(int a, int b, int c) {
 
 // A keyframe's tiles each choose one of eight spatial predictors (the
 // packet's predictor section, docs/delta-format.md), from the left (a),
-// above (b), upper-left (c) and upper-right (d) rebuilt bytes:
+// above (b), upper-left (c) and upper-right (d) rebuilt bytes (the spec's
+// a, b, d and e: its c is the bytes a pixel):
 //   0 LOCO-I's MED, the only one of delta frames' spatial tiles;
 //   1 the plane through a, b and c, a + b - c;
 //   2 halfway between that plane and the mean of a and b,
@@ -127,11 +128,13 @@ CUDAFX_HD int delta_med(int a, int b, int c) {
 // to the upper right. Chosen by measurement before building: every set of
 // eight that holds MED out of twenty candidates, each tile's cheapest member
 // by the encoder's cost estimate, keyframes of vtest.avi, bikes.mp4 and
-// bigbuckbunny.mp4 at T = 0, 4 and 10, then the best few coded with the
-// codec's entropy model. Against the eight without d of the earlier
-// development streams: keyframes at T = 10 (dead zone 4T/5) vtest.avi -2.6 %,
-// bikes.mp4 -5.0 %, bigbuckbunny.mp4 -12.5 %; lossless +0.4 %, 0.0 %, -1.4 %;
-// all twenty would have gained 0.3-1.3 % more at twice the time.
+// bigbuckbunny.mp4 at T = 0, 4 and 10, then the best few coded with a model
+// of the codec's entropy stage (against the eight without d of the earlier
+// development streams, keyframes at T = 10: vtest.avi -2.6 %, bikes.mp4
+// -5.0 %, bigbuckbunny.mp4 -12.5 %; all twenty would have gained 0.3-1.3 %
+// more for 2.5 times the tries). In the library encoder, keyframes of
+// streams with one every 30 frames: -2.0 %, -1.8 %, -7.1 % at T = 10, -1.9 %,
+// -1.1 %, -3.8 % at T = 4, lossless level (docs/benchmarks.md).
 constexpr int kDeltaSpatialPredictors = 8;
 // v / 4 rounded and clamped to 0..255 (a negative v gives 0 either way, so
 // it is never shifted below 0).

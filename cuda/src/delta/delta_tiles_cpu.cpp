@@ -1,5 +1,6 @@
 // The prediction stage of format 4 on the CPU: tiles in parallel, each coded
-// (or decoded) on its own, bytes in raster order within a tile.
+// (or decoded) on its own, the bytes of a tile walked by diagonals (each
+// after the neighbours its prediction reads).
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -133,9 +134,11 @@ int code_temporal(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, 
 // rows' chains of dependent bytes (each byte's prediction needs its left
 // neighbour's reconstruction) are interleaved and the CPU works on up to 16
 // of them at once. Skew 1 serves the left, upper and upper-left neighbours
-// (x - c, y), (x, y - 1), (x - c, y - 1); a predictor that reads the upper
-// right (x + c, y - 1) needs skew c + 1, the least that puts it on an
-// earlier diagonal.
+// (x - c, y), (x, y - 1), (x - c, y - 1). A predictor that reads the upper
+// right (x + c, y - 1) takes skew c + 1, the least that puts it on an
+// earlier diagonal: skew c would give the same bytes (a diagonal's rows
+// are walked upward, so the upper right would come just before) but chain
+// each diagonal's rows one after another.
 template <int kPredictor>
 int diagonal_skew(int c) {
   return delta_predictor_uses_upper_right<kPredictor> ? c + 1 : 1;

@@ -19,8 +19,9 @@
 // predictors 5-7 also read the upper-right byte (x + c, y - 1): with them a
 // row codes element k at step k + 2y, two steps after the row above coded
 // it, so that the shuffle brings the upper right and the two steps before
-// brought the above and the upper left (2w/c + 2h steps instead of w/c + h
-// on a tile: only keyframes pay it). The 16 rows of a
+// brought the above and the upper left (ceil(w/c) + 2(h - 1) steps instead
+// of ceil(w/c) + h - 1: 46 against 31 on a 64 x 16 RGBA tile, 94 against 79
+// on a plane of one byte a pixel; only keyframes pay it). The 16 rows of a
 // channel row's chain lie in one warp, so no step needs a barrier, and the
 // c <= 4 channel rows of a tile fit the block's 64 threads. The wavefront
 // works on the tile in shared memory (rows kDeltaTileW bytes apart), staged
