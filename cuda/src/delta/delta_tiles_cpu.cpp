@@ -404,6 +404,27 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
   return DeltaVector{static_cast<int8_t>(bx), static_cast<int8_t>(by)};
 }
 
+// Asks for the next tile of the row band (frame and reference, the 16 rows
+// of 64 bytes, two cache lines each where unaligned) while this one is
+// coded. A frame arrives cold, and the first look at a tile (is it within
+// the bound?) had stalled on its loads: half the tile loop's samples on one
+// load (perf, vtest.avi); sixteen rows a tile apart are more streams than
+// the hardware prefetcher follows. Encode loop +5-10 % at T = 10, +3-7 %
+// lossless (vtest.avi, bikes.mp4, bigbuckbunny.mp4; the same packets).
+void prefetch_next_tile(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp,
+                        const TileSite& s, int row_bytes) {
+  if (s.x0 + 2 * kDeltaTileW > row_bytes)
+    return;  // the next is the band's last, clipped tile: left to the hardware
+  for (int y = 0; y < s.h; y++) {
+    const uint8_t* c = cur + static_cast<size_t>(y) * cp + kDeltaTileW;
+    const uint8_t* r = ref + static_cast<size_t>(y) * rp + kDeltaTileW;
+    __builtin_prefetch(c);
+    __builtin_prefetch(c + kDeltaTileW - 1);
+    __builtin_prefetch(r);
+    __builtin_prefetch(r + kDeltaTileW - 1);
+  }
+}
+
 void store(const uint8_t* tile, const TileSite& s, uint8_t* dst, size_t pitch) {
   for (int y = 0; y < s.h; y++)
     copy_tile_row(dst + static_cast<size_t>(y) * pitch, tile + y * s.w, s.w);
@@ -426,6 +447,7 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
         symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
     uint8_t t_sym[kTileBytes], t_rec[kTileBytes], s_sym[kTileBytes], s_rec[kTileBytes];
     uint8_t m_sym[kTileBytes], m_rec[kTileBytes];
+    prefetch_next_tile(c, cp, r, rp, s, p.row_bytes);
     uint8_t* temporal_sym = t_sym;
     uint8_t* temporal_rec = t_rec;
     DeltaVector vector;
