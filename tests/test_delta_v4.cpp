@@ -17,6 +17,7 @@
 #include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/delta_tile_entropy_cuda.hpp"
 #include "cudafx/delta_tiles.hpp"
+#include "delta/temporal_sse2.hpp"  // the CPU encoder's SSE2 temporal kernels (cuda/src)
 #include "support/clip.hpp"
 #include "support/delta_reseal.hpp"
 #include "support/gpu.hpp"
@@ -566,6 +567,122 @@ TEST(DeltaV4Tiles, KeyframeTilesChooseTheCheapestSpatialPredictor) {
         ASSERT_EQ(med_symbols[static_cast<size_t>(y) * pl.row_bytes + x], sym[y * kDeltaTileW + x]);
   }
 }
+
+// Near-lossless, every (source, reference) byte pair once at thresholds
+// from 1 to 255: each tile's mode follows the cost rule, with both codings'
+// costs worked out here from the public per-byte math (the spatial one in
+// raster order), and a temporal tile's symbols and reconstruction are the
+// quantiser's (the encoder codes whole 16-byte groups of temporal tiles
+// with SSE2, the quantiser in 16-bit lanes; spatial tiles are checked as
+// well).
+TEST(DeltaV4Tiles, NearLosslessCodingOfEveryBytePairFollowsTheCostRule) {
+  const ImageDesc desc{PixelFormat::GRAY8, 64 * kDeltaTileW, kDeltaTileH};
+  const DeltaLayout l = layout_of(desc);
+  HostImage cur(desc), ref(desc);
+  const PlaneView c = cur.view().plane(0), r = ref.view().plane(0);
+  for (int t = 0; t < 64; t++) {  // every pair once, scrambled (as the lossless test)
+    for (int i = 0; i < kDeltaTileW * kDeltaTileH; i++) {
+      const unsigned pair = (static_cast<unsigned>(t * kDeltaTileW * kDeltaTileH + i) * 40503u) & 0xffffu;
+      const size_t at = static_cast<size_t>(i / kDeltaTileW) * c.pitch + t * kDeltaTileW + i % kDeltaTileW;
+      c.data[at] = static_cast<uint8_t>(pair >> 8);
+      r.data[at] = static_cast<uint8_t>(pair & 255);
+    }
+  }
+  HostImage before(desc);
+  copy_plane_host(before.view().plane(0), r);
+  const PlaneView b = before.view().plane(0);
+  for (int threshold : {1, 2, 3, 4, 5, 10, 20, 37, 64, 100, 127, 200, 254, 255}) {
+    ref.copy_from(before.view());
+    const DeltaEncoderQuantiser q = DeltaIntra{}.quantiser(threshold);
+    std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+    delta_tiles_encode_cpu(l, cur.view(), ref.view(), threshold, {}, symbols.data(),
+                           modes.data());
+    int temporal_tiles = 0;
+    for (int t = 0; t < 64; t++) {
+      const int x0 = t * kDeltaTileW;
+      int t_cost = 0;
+      for (int y = 0; y < kDeltaTileH; y++)
+        for (int x = 0; x < kDeltaTileW; x++) {
+          const size_t at = static_cast<size_t>(y) * c.pitch + x0 + x;
+          t_cost += delta_symbol_cost(delta_fold(q.quantise(c.data[at] - b.data[at])));
+        }
+      bool within = true;  // every byte within the bound: skipped
+      for (int y = 0; y < kDeltaTileH; y++)
+        for (int x = 0; x < kDeltaTileW; x++) {
+          const size_t at = static_cast<size_t>(y) * c.pitch + x0 + x;
+          within = within && std::abs(c.data[at] - b.data[at]) <= q.bound;
+        }
+      std::vector<uint8_t> s_sym, s_rec;
+      const int s_cost = code_tile_spatially(c, x0, 0, kDeltaTileW, kDeltaTileH, 1, 0, q, &s_sym,
+                                             &s_rec);
+      const bool temporal = !within && t_cost <= s_cost;
+      ASSERT_EQ(modes[t], within ? kDeltaSkip : temporal ? kDeltaTemporal : kDeltaSpatial)
+          << "T " << threshold << " tile " << t << ": temporal " << t_cost << ", spatial "
+          << s_cost;
+      temporal_tiles += temporal;
+      for (int y = 0; y < kDeltaTileH; y++)
+        for (int x = 0; x < kDeltaTileW; x++) {
+          const size_t at = static_cast<size_t>(y) * c.pitch + x0 + x;
+          const size_t sym_at = static_cast<size_t>(y) * desc.width + x0 + x;
+          const int k = q.quantise(c.data[at] - b.data[at]);
+          const int want_sym =
+              within ? 0 : temporal ? delta_fold(k) : s_sym[y * kDeltaTileW + x];
+          const int want_rec = within     ? b.data[at]
+                               : temporal ? q.nl.reconstruct(b.data[at], k)
+                                          : s_rec[y * kDeltaTileW + x];
+          ASSERT_EQ(symbols[sym_at], want_sym) << "T " << threshold << " tile " << t;
+          ASSERT_EQ(r.data[at], want_rec) << "T " << threshold << " tile " << t;
+        }
+    }
+    // (Above 100 random pairs go spatial or are skipped: the kernel itself
+    // is checked at every threshold below.)
+    if (threshold <= 100) {
+      EXPECT_GT(temporal_tiles, 0) << "T " << threshold;
+    }
+  }
+}
+
+#if defined(__SSE2__)
+// The SSE2 temporal kernels (delta/temporal_sse2.hpp) are the per-byte math
+// for every (source, reference) pair at every error bound 0..255 (and at
+// the keyframe dead zone's 4T/5, which temporal tiles never use but the
+// kernel takes): symbols, reconstruction and summed costs; the lossless
+// kernel at bound 0.
+TEST(DeltaV4Tiles, Sse2TemporalKernelsAreThePerByteMath) {
+  std::vector<uint8_t> cur(65536), ref(65536), sym(65536), rec(65536);
+  for (int i = 0; i < 65536; i++) {
+    cur[i] = static_cast<uint8_t>(i >> 8);
+    ref[i] = static_cast<uint8_t>(i & 255);
+  }
+  for (int bound = 0; bound <= 255; bound++)
+    for (int dead_zone : {bound, bound * 4 / 5}) {
+      if (dead_zone != bound && bound % 7 != 3)
+        continue;  // a sample of the other dead zones
+      const DeltaEncoderQuantiser q(bound, dead_zone);
+      const NearLosslessTemporal16 coder(q);
+      for (int lossless = 0; lossless < (bound == 0 ? 2 : 1); lossless++)
+        for (int g = 0; g < 65536; g += 16) {
+          __m128i acc = _mm_setzero_si128();
+          if (lossless)
+            code_lossless16(&cur[g], &ref[g], &sym[g], &rec[g], &acc);
+          else
+            coder.code16(&cur[g], &ref[g], &sym[g], &rec[g], &acc);
+          int want_cost = 0;
+          for (int i = g; i < g + 16; i++) {
+            const int k = q.quantise(cur[i] - ref[i]);
+            ASSERT_EQ(sym[i], delta_fold(k)) << "bound " << bound << " dead zone " << dead_zone
+                                             << " cur " << int(cur[i]) << " ref " << int(ref[i]);
+            ASSERT_EQ(rec[i], q.nl.reconstruct(ref[i], k))
+                << "bound " << bound << " dead zone " << dead_zone << " cur " << int(cur[i])
+                << " ref " << int(ref[i]);
+            want_cost += delta_symbol_cost(delta_fold(k));
+          }
+          ASSERT_EQ(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)), want_cost)
+              << "bound " << bound << " group " << g;
+        }
+    }
+}
+#endif
 
 // Keyframes decode with every predictor as the format's raster-order
 // rebuilding says (docs/delta-format.md, *Spatial prediction*), at 1, 2

@@ -10,6 +10,7 @@
 
 #include "cudafx/delta_tiles.hpp"
 #include "cudafx/parallel.hpp"
+#include "delta/temporal_sse2.hpp"
 
 namespace cudafx {
 namespace {
@@ -71,36 +72,6 @@ bool within_bound(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, 
   return out == 0;
 }
 
-#if defined(__SSE2__)
-// Lossless temporal coding of 16 bytes (error bound and quantiser 0, where
-// the symbol is the fold of (cur - ref) mod 256 as a signed byte and the
-// reconstruction is cur itself): the symbols into `sym`, cur into `rec`,
-// and the sum of delta_symbol_cost added into `cost` (64-bit halves):
-// cost(0) = 1, else 8 + 8 * bits(m), bits(m) counted as the powers of two
-// m reaches. The same as the tabulated path byte for byte (tested over
-// every pair).
-inline void code_lossless16(const uint8_t* cur, const uint8_t* ref, uint8_t* sym, uint8_t* rec,
-                            __m128i* cost) {
-  const __m128i zero = _mm_setzero_si128();
-  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cur));
-  const __m128i d = _mm_sub_epi8(c, _mm_loadu_si128(reinterpret_cast<const __m128i*>(ref)));
-  const __m128i m = _mm_xor_si128(_mm_add_epi8(d, d), _mm_cmplt_epi8(d, zero));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(sym), m);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(rec), c);
-  // Per byte: 8 * (bits + 1) for m != 0, 1 for m == 0.
-  __m128i bits = zero;
-  for (int k = 0; k < 8; k++) {
-    const __m128i p = _mm_set1_epi8(static_cast<char>(1 << k));
-    bits = _mm_sub_epi8(bits, _mm_cmpeq_epi8(_mm_min_epu8(m, p), p));  // +1 where m >= 2^k
-  }
-  const __m128i is_zero = _mm_cmpeq_epi8(m, zero);
-  const __m128i per_byte =
-      _mm_or_si128(_mm_andnot_si128(is_zero, _mm_slli_epi16(_mm_add_epi8(bits, _mm_set1_epi8(1)), 3)),
-                   _mm_and_si128(is_zero, _mm_set1_epi8(1)));
-  *cost = _mm_add_epi64(*cost, _mm_sad_epu8(per_byte, zero));
-}
-#endif
-
 // Temporal coding of a tile: symbols into `sym` (w bytes a row), the
 // reconstruction into `rec`; returns the cost.
 int code_temporal(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, const TileSite& s,
@@ -112,6 +83,15 @@ int code_temporal(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, 
       for (int x = 0; x < s.w; x += 16)
         code_lossless16(cur + static_cast<size_t>(y) * cp + x, ref + static_cast<size_t>(y) * rp + x,
                         sym + y * s.w + x, rec + y * s.w + x, &acc);
+    return _mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8));
+  }
+  if (s.w % 16 == 0) {  // whole groups, any other quantiser
+    const NearLosslessTemporal16 coder(lut.q);
+    __m128i acc = _mm_setzero_si128();
+    for (int y = 0; y < s.h; y++)
+      for (int x = 0; x < s.w; x += 16)
+        coder.code16(cur + static_cast<size_t>(y) * cp + x, ref + static_cast<size_t>(y) * rp + x,
+                     sym + y * s.w + x, rec + y * s.w + x, &acc);
     return _mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8));
   }
 #endif

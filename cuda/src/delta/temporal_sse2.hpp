@@ -1,0 +1,118 @@
+// Temporal coding of 16 bytes at a time with SSE2, for the format-4 CPU
+// encoder's tiles (delta_tiles_cpu.cpp): the symbols, the reconstruction
+// and the sum of delta_symbol_cost that the per-byte math
+// (delta_predict_math.hpp) gives, byte for byte (tests/test_delta_v4.cpp
+// compares them over every byte pair at every threshold).
+#pragma once
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+#include <cstdint>
+
+#include "cudafx/delta_predict_math.hpp"
+
+namespace cudafx {
+
+// Lossless temporal coding of 16 bytes (error bound and quantiser 0, where
+// the symbol is the fold of (cur - ref) mod 256 as a signed byte and the
+// reconstruction is cur itself): the symbols into `sym`, cur into `rec`,
+// and the sum of delta_symbol_cost added into `cost` (64-bit halves):
+// cost(0) = 1, else 8 + 8 * bits(m), bits(m) counted as the powers of two
+// m reaches. The same as the tabulated path byte for byte (tested over
+// every pair).
+inline void code_lossless16(const uint8_t* cur, const uint8_t* ref, uint8_t* sym, uint8_t* rec,
+                            __m128i* cost) {
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cur));
+  const __m128i d = _mm_sub_epi8(c, _mm_loadu_si128(reinterpret_cast<const __m128i*>(ref)));
+  const __m128i m = _mm_xor_si128(_mm_add_epi8(d, d), _mm_cmplt_epi8(d, zero));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(sym), m);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(rec), c);
+  // Per byte: 8 * (bits + 1) for m != 0, 1 for m == 0.
+  __m128i bits = zero;
+  for (int k = 0; k < 8; k++) {
+    const __m128i p = _mm_set1_epi8(static_cast<char>(1 << k));
+    bits = _mm_sub_epi8(bits, _mm_cmpeq_epi8(_mm_min_epu8(m, p), p));  // +1 where m >= 2^k
+  }
+  const __m128i is_zero = _mm_cmpeq_epi8(m, zero);
+  const __m128i per_byte =
+      _mm_or_si128(_mm_andnot_si128(is_zero, _mm_slli_epi16(_mm_add_epi8(bits, _mm_set1_epi8(1)), 3)),
+                   _mm_and_si128(is_zero, _mm_set1_epi8(1)));
+  *cost = _mm_add_epi64(*cost, _mm_sad_epu8(per_byte, zero));
+}
+
+// Near-lossless temporal coding of 16 bytes with any encoder quantiser (the
+// lossless one takes code_lossless16), in 16-bit lanes: the dead zone, the
+// quantiser's division by its step as a multiply by a reciprocal (exact for
+// every odd step and every numerator |e| + t <= 382 that occurs), the
+// reduction into the alphabet, the fold, the reconstruction with its wrap
+// and clamp (NearLossless::reconstruct_offset; both wraps tested on the
+// original sum, as its else-if), and delta_symbol_cost. What the tabulated
+// path gives, byte for byte (tested over every byte pair at many
+// thresholds); its table lookups, three a byte, had made this the
+// encoder's second-largest cost at T > 0.
+class NearLosslessTemporal16 {
+ public:
+  explicit NearLosslessTemporal16(const DeltaEncoderQuantiser& q)
+      : divide_(q.nl.step > 1),
+        bound_(_mm_set1_epi16(static_cast<short>(q.bound))),
+        t_(_mm_set1_epi16(static_cast<short>(q.nl.t))),
+        reciprocal_(_mm_set1_epi16(static_cast<short>(65536 / q.nl.step + 1))),
+        step_(_mm_set1_epi16(static_cast<short>(q.nl.step))),
+        range_(_mm_set1_epi16(static_cast<short>(q.nl.range))),
+        top_(_mm_set1_epi16(static_cast<short>((q.nl.range + 1) / 2 - 1))),
+        range_step_(_mm_set1_epi16(static_cast<short>(q.nl.range * q.nl.step))),
+        low_(_mm_set1_epi16(static_cast<short>(-q.nl.t))),
+        high_(_mm_set1_epi16(static_cast<short>(255 + q.nl.t))) {}
+
+  void code16(const uint8_t* cur, const uint8_t* ref, uint8_t* sym, uint8_t* rec,
+              __m128i* cost) const {
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cur));
+    const __m128i r = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ref));
+    __m128i m_lo, m_hi, rec_lo, rec_hi, cost_lo, cost_hi;
+    code8(_mm_unpacklo_epi8(c, zero), _mm_unpacklo_epi8(r, zero), &m_lo, &rec_lo, &cost_lo);
+    code8(_mm_unpackhi_epi8(c, zero), _mm_unpackhi_epi8(r, zero), &m_hi, &rec_hi, &cost_hi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(sym), _mm_packus_epi16(m_lo, m_hi));
+    // packus clamps the reconstruction to 0..255, as reconstruct_offset
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rec), _mm_packus_epi16(rec_lo, rec_hi));
+    *cost = _mm_add_epi64(*cost, _mm_sad_epu8(_mm_packus_epi16(cost_lo, cost_hi), zero));
+  }
+
+ private:
+  // Eight bytes widened to 16 bits: symbol, unclamped reconstruction, cost.
+  void code8(__m128i c, __m128i r, __m128i* m_out, __m128i* rec_out, __m128i* cost_out) const {
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i e = _mm_sub_epi16(c, r);
+    const __m128i neg = _mm_cmpgt_epi16(zero, e);
+    const __m128i ae = _mm_sub_epi16(_mm_xor_si128(e, neg), neg);
+    // |k| = (|e| + t) / step, k with e's sign; 0 within the dead zone
+    const __m128i n = _mm_add_epi16(ae, t_);
+    const __m128i q = divide_ ? _mm_mulhi_epu16(n, reciprocal_) : n;
+    __m128i k = _mm_and_si128(_mm_sub_epi16(_mm_xor_si128(q, neg), neg), _mm_cmpgt_epi16(ae, bound_));
+    k = _mm_add_epi16(k, _mm_and_si128(_mm_cmpgt_epi16(zero, k), range_));  // k < 0: + range
+    k = _mm_sub_epi16(k, _mm_and_si128(_mm_cmpgt_epi16(k, top_), range_));  // past the top: - range
+    const __m128i m = _mm_xor_si128(_mm_add_epi16(k, k), _mm_srai_epi16(k, 15));
+    __m128i v = _mm_add_epi16(r, _mm_mullo_epi16(k, step_));
+    const __m128i below = _mm_cmpgt_epi16(low_, v), above = _mm_cmpgt_epi16(v, high_);
+    v = _mm_sub_epi16(_mm_add_epi16(v, _mm_and_si128(below, range_step_)),
+                      _mm_and_si128(above, range_step_));
+    // delta_symbol_cost: 1 for 0, else 8 + 8 * bits(m), bits counted as the
+    // powers of two m reaches (each compare -1 where it does)
+    __m128i minus_bits = zero;
+    for (int b = 0; b < 8; b++)
+      minus_bits = _mm_add_epi16(minus_bits,
+                                 _mm_cmpgt_epi16(m, _mm_set1_epi16(static_cast<short>((1 << b) - 1))));
+    const __m128i is_zero = _mm_cmpeq_epi16(m, zero);
+    *cost_out = _mm_add_epi16(_mm_sub_epi16(_mm_set1_epi16(8), _mm_slli_epi16(minus_bits, 3)),
+                              _mm_and_si128(is_zero, _mm_set1_epi16(-7)));
+    *m_out = m;
+    *rec_out = v;
+  }
+
+  bool divide_;
+  __m128i bound_, t_, reciprocal_, step_, range_, top_, range_step_, low_, high_;
+};
+
+}  // namespace cudafx
+#endif
