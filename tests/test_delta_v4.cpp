@@ -568,6 +568,72 @@ TEST(DeltaV4Tiles, KeyframeTilesChooseTheCheapestSpatialPredictor) {
   }
 }
 
+// Spatial tiles at 1, 2 (NV12's UV), 3 and 4 bytes a pixel, clipped edge
+// tiles included, are the format's coding worked out here from the public
+// math in raster order (symbols and reconstruction): a keyframe with its
+// tiles' predictors, one without (MED), and a delta frame's spatial tiles
+// (MED, a try stopped at the temporal cost), lossless (where the encoder
+// codes MED a row 16 bytes at a time with SSE2) and at T = 4.
+TEST(DeltaV4Tiles, SpatialTilesAreTheFormatsAtEveryPixelSize) {
+  for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::NV12, PixelFormat::RGB, PixelFormat::RGBA})
+    for (int t : {0, 4}) {
+      const ImageDesc desc{f, 150, 37};
+      const DeltaLayout l = layout_of(desc);
+      HostImage cur(desc), noise(desc);
+      fill_smooth(cur, 3);
+      noise.fill_random(5);
+      for (int i = 0; i < l.n_planes; i++) {  // noise in the lower rows
+        const PlaneView c = cur.view().plane(i), n = noise.view().plane(i);
+        for (int y = c.height / 2; y < c.height; y++)
+          for (int x = 0; x < l.planes[i].row_bytes; x++)
+            c.data[static_cast<size_t>(y) * c.pitch + x] = static_cast<uint8_t>(
+                (c.data[static_cast<size_t>(y) * c.pitch + x] + n.data[static_cast<size_t>(y) * n.pitch + x] % 9));
+      }
+      for (int kind = 0; kind < 3; kind++) {  // keyframe with predictors, without, delta frame
+        const bool key = kind < 2;
+        DeltaIntra intra;
+        intra.keyframe = key;
+        intra.keyframe_dead_zone = key ? delta_keyframe_dead_zone(t) : -1;
+        const DeltaEncoderQuantiser q = intra.quantiser(t);
+        HostImage ref(desc);
+        ref.copy_from(noise.view());  // a delta frame's reference: noise, so smooth tiles go spatial
+        std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count()),
+            predictors(l.tile_count(), 0);
+        delta_tiles_encode_cpu(l, cur.view(), ref.view(), t, intra, symbols.data(), modes.data(),
+                               nullptr, kind == 0 ? predictors.data() : nullptr);
+        int spatial_tiles = 0;
+        for (int i = 0; i < l.n_planes; i++) {
+          const DeltaPlaneLayout& pl = l.planes[i];
+          const PlaneView c = cur.view().plane(i), r = ref.view().plane(i);
+          for (int ty = 0; ty < pl.tiles_y; ty++)
+            for (int tx = 0; tx < pl.tiles_x; tx++) {
+              const size_t tile = l.first_tile[i] + static_cast<size_t>(ty) * pl.tiles_x + tx;
+              if (modes[tile] != kDeltaSpatial)
+                continue;
+              spatial_tiles++;
+              const int w = pl.tile_width(tx), h = pl.tile_height(ty);
+              const int x0 = tx * kDeltaTileW, y0 = ty * kDeltaTileH;
+              std::vector<uint8_t> sym, rec;
+              code_tile_spatially(c, x0, y0, w, h, pl.pixel_bytes, predictors[tile], q, &sym, &rec);
+              for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                  ASSERT_EQ(symbols[l.plane_offset[i] + static_cast<size_t>(y0 + y) * pl.row_bytes +
+                                    x0 + x],
+                            sym[y * w + x])
+                      << format_info(f).name << " T " << t << " kind " << kind << " plane " << i
+                      << " tile " << tx << "," << ty << " byte " << x << "," << y;
+                  ASSERT_EQ(r.data[static_cast<size_t>(y0 + y) * r.pitch + x0 + x], rec[y * w + x])
+                      << format_info(f).name << " T " << t << " kind " << kind << " plane " << i
+                      << " tile " << tx << "," << ty << " byte " << x << "," << y;
+                }
+            }
+        }
+        EXPECT_GT(spatial_tiles, key ? static_cast<int>(l.tile_count()) - 1 : 0)
+            << format_info(f).name << " T " << t << " kind " << kind;
+      }
+    }
+}
+
 // Near-lossless, every (source, reference) byte pair once at thresholds
 // from 1 to 255: each tile's mode follows the cost rule, with both codings'
 // costs worked out here from the public per-byte math (the spatial one in

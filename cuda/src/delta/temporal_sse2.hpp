@@ -1,8 +1,9 @@
-// Temporal coding of 16 bytes at a time with SSE2, for the format-4 CPU
-// encoder's tiles (delta_tiles_cpu.cpp): the symbols, the reconstruction
-// and the sum of delta_symbol_cost that the per-byte math
-// (delta_predict_math.hpp) gives, byte for byte (tests/test_delta_v4.cpp
-// compares them over every byte pair at every threshold).
+// Coding of 16 bytes at a time with SSE2, for the format-4 CPU encoder's
+// tiles (delta_tiles_cpu.cpp): temporal at any threshold, and lossless
+// spatial with MED; the symbols, the reconstruction and the sum of
+// delta_symbol_cost that the per-byte math (delta_predict_math.hpp) gives,
+// byte for byte (tests/test_delta_v4.cpp compares them over every byte
+// pair at every threshold, and every tile's spatial coding).
 #pragma once
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -113,6 +114,78 @@ class NearLosslessTemporal16 {
   bool divide_;
   __m128i bound_, t_, reciprocal_, step_, range_, top_, range_step_, low_, high_;
 };
+
+// The sum of delta_symbol_cost over 16 symbols m, added into `cost`
+// (64-bit halves): 1 for 0, else 8 + 8 * bits(m), bits(m) counted as the
+// powers of two m reaches.
+inline void add_symbol_costs16(__m128i m, __m128i* cost) {
+  const __m128i zero = _mm_setzero_si128();
+  __m128i bits = zero;
+  for (int k = 0; k < 8; k++) {
+    const __m128i p = _mm_set1_epi8(static_cast<char>(1 << k));
+    bits = _mm_sub_epi8(bits, _mm_cmpeq_epi8(_mm_min_epu8(m, p), p));  // +1 where m >= 2^k
+  }
+  const __m128i is_zero = _mm_cmpeq_epi8(m, zero);
+  const __m128i per_byte =
+      _mm_or_si128(_mm_andnot_si128(is_zero, _mm_slli_epi16(_mm_add_epi8(bits, _mm_set1_epi8(1)), 3)),
+                   _mm_and_si128(is_zero, _mm_set1_epi8(1)));
+  *cost = _mm_add_epi64(*cost, _mm_sad_epu8(per_byte, zero));
+}
+
+// `v` moved up by c bytes (1 to 4; byte i takes byte i - c, the first c
+// take `fill`): the left neighbours of a tile row's first 16 bytes, which
+// have none before them in the tile.
+inline __m128i shift_in_bytes(__m128i v, int c, __m128i fill) {
+  const __m128i ones = _mm_set1_epi8(-1);
+  switch (c) {  // (byte shifts take constants)
+    case 1: return _mm_or_si128(_mm_slli_si128(v, 1), _mm_and_si128(fill, _mm_srli_si128(ones, 15)));
+    case 2: return _mm_or_si128(_mm_slli_si128(v, 2), _mm_and_si128(fill, _mm_srli_si128(ones, 14)));
+    case 3: return _mm_or_si128(_mm_slli_si128(v, 3), _mm_and_si128(fill, _mm_srli_si128(ones, 13)));
+    default: return _mm_or_si128(_mm_slli_si128(v, 4), _mm_and_si128(fill, _mm_srli_si128(ones, 12)));
+  }
+}
+
+// Lossless spatial coding with MED of one tile row's 16 bytes from byte x
+// (a multiple of 16) of a tile, c bytes a pixel: lossless, the
+// reconstruction is the source, so each byte's prediction reads source
+// bytes only and a row's bytes are independent (delta_spatial_prediction
+// with predictor 0: the first row predicts 128 then the left byte, a row's
+// first pixel the byte above). `row` and `up` point at the tile row and
+// the one above it (up unused on the first row); symbols into `sym`, costs
+// added into `cost`.
+inline void code_lossless_med16(const uint8_t* row, const uint8_t* up, int x, int y, int c,
+                                uint8_t* sym, __m128i* cost) {
+  const __m128i cur = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + x));
+  __m128i pred;
+  if (y == 0) {
+    pred = x == 0 ? shift_in_bytes(cur, c, _mm_set1_epi8(static_cast<char>(128)))
+                  : _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + x - c));
+  } else {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(up + x));
+    __m128i a, d;
+    if (x == 0) {  // no left neighbours for the first pixel: it predicts b
+      a = shift_in_bytes(cur, c, b);
+      d = shift_in_bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(up)), c, b);
+    } else {
+      a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + x - c));
+      d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(up + x - c));
+    }
+    // MED(a, b, d): min(a, b) if d >= max(a, b), max(a, b) if d <= min(a,
+    // b), else a + b - d (in 0..255 there, so mod 256 is exact). Where the
+    // first pixel took a = d = b, every case gives b.
+    const __m128i mx = _mm_max_epu8(a, b), mn = _mm_min_epu8(a, b);
+    const __m128i d_high = _mm_cmpeq_epi8(_mm_max_epu8(d, mx), d);  // d >= max
+    const __m128i d_low = _mm_cmpeq_epi8(_mm_min_epu8(d, mn), d);   // d <= min
+    const __m128i plane = _mm_sub_epi8(_mm_add_epi8(a, b), d);
+    pred = _mm_or_si128(_mm_and_si128(d_high, mn),
+                        _mm_andnot_si128(d_high, _mm_or_si128(_mm_and_si128(d_low, mx),
+                                                             _mm_andnot_si128(d_low, plane))));
+  }
+  const __m128i e = _mm_sub_epi8(cur, pred);
+  const __m128i m = _mm_xor_si128(_mm_add_epi8(e, e), _mm_cmplt_epi8(e, _mm_setzero_si128()));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(sym), m);
+  add_symbol_costs16(m, cost);
+}
 
 }  // namespace cudafx
 #endif
