@@ -14,22 +14,11 @@
 
 namespace cudafx {
 
-// Lossless temporal coding of 16 bytes (error bound and quantiser 0, where
-// the symbol is the fold of (cur - ref) mod 256 as a signed byte and the
-// reconstruction is cur itself): the symbols into `sym`, cur into `rec`,
-// and the sum of delta_symbol_cost added into `cost` (64-bit halves):
-// cost(0) = 1, else 8 + 8 * bits(m), bits(m) counted as the powers of two
-// m reaches. The same as the tabulated path byte for byte (tested over
-// every pair).
-inline void code_lossless16(const uint8_t* cur, const uint8_t* ref, uint8_t* sym, uint8_t* rec,
-                            __m128i* cost) {
+// The sum of delta_symbol_cost over 16 symbols m, added into `cost`
+// (64-bit halves): 1 for 0, else 8 + 8 * bits(m), bits(m) counted as the
+// powers of two m reaches.
+inline void add_symbol_costs16(__m128i m, __m128i* cost) {
   const __m128i zero = _mm_setzero_si128();
-  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cur));
-  const __m128i d = _mm_sub_epi8(c, _mm_loadu_si128(reinterpret_cast<const __m128i*>(ref)));
-  const __m128i m = _mm_xor_si128(_mm_add_epi8(d, d), _mm_cmplt_epi8(d, zero));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(sym), m);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(rec), c);
-  // Per byte: 8 * (bits + 1) for m != 0, 1 for m == 0.
   __m128i bits = zero;
   for (int k = 0; k < 8; k++) {
     const __m128i p = _mm_set1_epi8(static_cast<char>(1 << k));
@@ -42,6 +31,21 @@ inline void code_lossless16(const uint8_t* cur, const uint8_t* ref, uint8_t* sym
   *cost = _mm_add_epi64(*cost, _mm_sad_epu8(per_byte, zero));
 }
 
+// Lossless temporal coding of 16 bytes (error bound and quantiser 0, where
+// the symbol is the fold of (cur - ref) mod 256 as a signed byte and the
+// reconstruction is cur itself): the symbols into `sym`, cur into `rec`,
+// their costs added into `cost` (add_symbol_costs16).
+inline void code_lossless16(const uint8_t* cur, const uint8_t* ref, uint8_t* sym, uint8_t* rec,
+                            __m128i* cost) {
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cur));
+  const __m128i d = _mm_sub_epi8(c, _mm_loadu_si128(reinterpret_cast<const __m128i*>(ref)));
+  const __m128i m = _mm_xor_si128(_mm_add_epi8(d, d), _mm_cmplt_epi8(d, zero));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(sym), m);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(rec), c);
+  add_symbol_costs16(m, cost);
+}
+
 // Near-lossless temporal coding of 16 bytes with any encoder quantiser (the
 // lossless one takes code_lossless16), in 16-bit lanes: the dead zone, the
 // quantiser's division by its step as a multiply by a reciprocal (exact for
@@ -49,8 +53,7 @@ inline void code_lossless16(const uint8_t* cur, const uint8_t* ref, uint8_t* sym
 // reduction into the alphabet, the fold, the reconstruction with its wrap
 // and clamp (NearLossless::reconstruct_offset; both wraps tested on the
 // original sum, as its else-if), and delta_symbol_cost. What the tabulated
-// path gives, byte for byte (tested over every byte pair at many
-// thresholds); its table lookups, three a byte, had made this the
+// path gives, byte for byte; its table lookups, three a byte, had made this the
 // encoder's second-largest cost at T > 0.
 class NearLosslessTemporal16 {
  public:
@@ -114,23 +117,6 @@ class NearLosslessTemporal16 {
   bool divide_;
   __m128i bound_, t_, reciprocal_, step_, range_, top_, range_step_, low_, high_;
 };
-
-// The sum of delta_symbol_cost over 16 symbols m, added into `cost`
-// (64-bit halves): 1 for 0, else 8 + 8 * bits(m), bits(m) counted as the
-// powers of two m reaches.
-inline void add_symbol_costs16(__m128i m, __m128i* cost) {
-  const __m128i zero = _mm_setzero_si128();
-  __m128i bits = zero;
-  for (int k = 0; k < 8; k++) {
-    const __m128i p = _mm_set1_epi8(static_cast<char>(1 << k));
-    bits = _mm_sub_epi8(bits, _mm_cmpeq_epi8(_mm_min_epu8(m, p), p));  // +1 where m >= 2^k
-  }
-  const __m128i is_zero = _mm_cmpeq_epi8(m, zero);
-  const __m128i per_byte =
-      _mm_or_si128(_mm_andnot_si128(is_zero, _mm_slli_epi16(_mm_add_epi8(bits, _mm_set1_epi8(1)), 3)),
-                   _mm_and_si128(is_zero, _mm_set1_epi8(1)));
-  *cost = _mm_add_epi64(*cost, _mm_sad_epu8(per_byte, zero));
-}
 
 // `v` moved up by c bytes (1 to 4; byte i takes byte i - c, the first c
 // take `fill`): the left neighbours of a tile row's first 16 bytes, which
