@@ -2,6 +2,7 @@
 // (or decoded) on its own, the bytes of a tile walked by diagonals (each
 // after the neighbours its prediction reads).
 #include <climits>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #if defined(__SSE2__)
@@ -88,22 +89,22 @@ inline void copy_tile_row(uint8_t* dst, const uint8_t* src, int w) {
 int code_temporal(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, const TileSite& s,
                   const QuantLut& lut, uint8_t* sym, uint8_t* rec) {
 #if defined(__SSE2__)
-  if (lut.q.bound == 0 && lut.q.nl.step == 1 && s.w % 16 == 0) {  // lossless, whole groups
-    __m128i acc = _mm_setzero_si128();
-    for (int y = 0; y < s.h; y++)
-      for (int x = 0; x < s.w; x += 16)
-        code_lossless16(cur + static_cast<size_t>(y) * cp + x, ref + static_cast<size_t>(y) * rp + x,
-                        sym + y * s.w + x, rec + y * s.w + x, &acc);
-    return _mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8));
-  }
-  if (s.w % 16 == 0) {  // whole groups, any other quantiser
+  if (s.w % 16 == 0) {  // whole groups of 16 bytes
+    auto code_groups = [&](auto code16) {
+      __m128i acc = _mm_setzero_si128();
+      for (int y = 0; y < s.h; y++)
+        for (int x = 0; x < s.w; x += 16)
+          code16(cur + static_cast<size_t>(y) * cp + x, ref + static_cast<size_t>(y) * rp + x,
+                 sym + y * s.w + x, rec + y * s.w + x, &acc);
+      return sum_halves16(acc);
+    };
+    // (lambdas, not a function pointer: each group's call inlined)
+    if (lut.q.bound == 0 && lut.q.nl.step == 1)  // lossless
+      return code_groups([](const uint8_t* c, const uint8_t* r, uint8_t* m, uint8_t* o,
+                            __m128i* acc) { code_lossless16(c, r, m, o, acc); });
     const NearLosslessTemporal16 coder(lut.q);
-    __m128i acc = _mm_setzero_si128();
-    for (int y = 0; y < s.h; y++)
-      for (int x = 0; x < s.w; x += 16)
-        coder.code16(cur + static_cast<size_t>(y) * cp + x, ref + static_cast<size_t>(y) * rp + x,
-                     sym + y * s.w + x, rec + y * s.w + x, &acc);
-    return _mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8));
+    return code_groups([&](const uint8_t* c, const uint8_t* r, uint8_t* m, uint8_t* o,
+                           __m128i* acc) { coder.code16(c, r, m, o, acc); });
   }
 #endif
   int cost = 0;
@@ -149,6 +150,22 @@ inline void for_each_byte_by_diagonals(int w, int h, int skew, F fn) {
   }
 }
 
+// The spatial prediction (delta_spatial_prediction) of byte x of row y of a
+// tile w bytes wide, c a pixel, from its reconstruction: `row` is that row,
+// the one above `pitch` bytes before it (read only below the first row);
+// the upper right is read only by the predictors that wait for it
+// (diagonal_skew).
+template <int kPredictor>
+inline int predict_in_tile(const uint8_t* row, ptrdiff_t pitch, int x, int y, int c, int w) {
+  const int left = x >= c ? row[x - c] : 0;
+  const int above = y > 0 ? row[x - pitch] : 0;
+  const int upper_left = (y > 0 && x >= c) ? row[x - c - pitch] : 0;
+  const int upper_right =
+      (delta_predictor_uses_upper_right<kPredictor> && y > 0 && x + c < w) ? row[x + c - pitch]
+                                                                          : above;
+  return delta_spatial_prediction<kPredictor>(x, y, c, left, above, upper_left, upper_right);
+}
+
 // Spatial coding of a tile (delta_spatial_prediction on its own
 // reconstruction); returns the cost. With `limit`, it stops (diagonal by
 // diagonal) once the cost so far plus the least the bytes left can cost
@@ -176,7 +193,7 @@ int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLu
       for (int x = 0; x < s.w; x += 16)
         code_lossless_med16(row, up, x, y, s.c, sym + y * s.w + x, &acc);
       copy_tile_row(rec + y * s.w, row, s.w);
-      cost = _mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8));
+      cost = sum_halves16(acc);
       left_bytes -= s.w;
     }
     return cost + kDeltaMinSymbolCost * left_bytes;
@@ -191,16 +208,7 @@ int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLu
     for (int y = y0; y <= y1; y++) {
       const int x = d - skew * y;
       const uint8_t* out = rec + y * s.w;
-      const int left = x >= s.c ? out[x - s.c] : 0;
-      const int above = y > 0 ? out[x - s.w] : 0;
-      const int upper_left = (y > 0 && x >= s.c) ? out[x - s.w - s.c] : 0;
-      // (read only by the predictors that wait for it: see diagonal_skew)
-      const int upper_right =
-          (delta_predictor_uses_upper_right<kPredictor> && y > 0 && x + s.c < s.w)
-              ? out[x - s.w + s.c]
-              : above;
-      const int pred =
-          delta_spatial_prediction<kPredictor>(x, y, s.c, left, above, upper_left, upper_right);
+      const int pred = predict_in_tile<kPredictor>(out, s.w, x, y, s.c, s.w);
       const int e = cur[static_cast<size_t>(y) * cp + x] - pred + 255;
       sym[y * s.w + x] = lut.m[e];
       rec[y * s.w + x] = static_cast<uint8_t>(lut.q.nl.reconstruct_offset(pred, lut.offset[e]));
@@ -277,7 +285,7 @@ int sad_bytes(const uint8_t* a, const uint8_t* b, int n) {
   for (; x + 16 <= n; x += 16)
     acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + x)),
                                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + x))));
-  sum = _mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8));
+  sum = sum_halves16(acc);
 #endif
   for (; x < n; x++) sum += std::abs(a[x] - b[x]);
   return sum;
@@ -558,16 +566,8 @@ void delta_tiles_decode_cpu(const DeltaLayout& layout, const uint8_t* symbols,
       constexpr int kPredictor = decltype(k)::value;
       for_each_byte_by_diagonals(s.w, s.h, diagonal_skew<kPredictor>(s.c), [&](int x, int y) {
         uint8_t* out = r + static_cast<size_t>(y) * rp;
-        const uint8_t* up = y > 0 ? out - rp : out;
-        const int left = x >= s.c ? out[x - s.c] : 0;
-        const int above = y > 0 ? up[x] : 0;
-        const int upper_left = (y > 0 && x >= s.c) ? up[x - s.c] : 0;
-        const int upper_right =
-            (delta_predictor_uses_upper_right<kPredictor> && y > 0 && x + s.c < s.w)
-                ? up[x + s.c]
-                : above;
-        const int pred = delta_spatial_prediction<kPredictor>(x, y, s.c, left, above, upper_left,
-                                                              upper_right);
+        const int pred =
+            predict_in_tile<kPredictor>(out, static_cast<ptrdiff_t>(rp), x, y, s.c, s.w);
         out[x] = static_cast<uint8_t>(
             nl.reconstruct(pred, delta_unfold(sym[static_cast<size_t>(y) * p.row_bytes + x])));
       });

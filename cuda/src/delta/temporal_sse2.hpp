@@ -31,19 +31,30 @@ inline void add_symbol_costs16(__m128i m, __m128i* cost) {
   *cost = _mm_add_epi64(*cost, _mm_sad_epu8(per_byte, zero));
 }
 
-// Lossless temporal coding of 16 bytes (error bound and quantiser 0, where
-// the symbol is the fold of (cur - ref) mod 256 as a signed byte and the
-// reconstruction is cur itself): the symbols into `sym`, cur into `rec`,
-// their costs added into `cost` (add_symbol_costs16).
+// The total of an accumulator's two 64-bit halves (each below 2^31), as
+// _mm_sad_epu8 sums leave them.
+inline int sum_halves16(__m128i cost) {
+  return _mm_cvtsi128_si32(cost) + _mm_cvtsi128_si32(_mm_srli_si128(cost, 8));
+}
+
+// The lossless symbols of 16 bytes from their predictions: the fold of
+// (cur - pred) mod 256 as a signed byte, into `sym`, their costs added
+// into `cost`.
+inline void code_difference16(__m128i cur, __m128i pred, uint8_t* sym, __m128i* cost) {
+  const __m128i e = _mm_sub_epi8(cur, pred);
+  const __m128i m = _mm_xor_si128(_mm_add_epi8(e, e), _mm_cmplt_epi8(e, _mm_setzero_si128()));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(sym), m);
+  add_symbol_costs16(m, cost);
+}
+
+// Lossless temporal coding of 16 bytes (error bound and quantiser 0: the
+// reference is the prediction and the reconstruction is cur itself): the
+// symbols into `sym`, cur into `rec`, their costs added into `cost`.
 inline void code_lossless16(const uint8_t* cur, const uint8_t* ref, uint8_t* sym, uint8_t* rec,
                             __m128i* cost) {
-  const __m128i zero = _mm_setzero_si128();
   const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cur));
-  const __m128i d = _mm_sub_epi8(c, _mm_loadu_si128(reinterpret_cast<const __m128i*>(ref)));
-  const __m128i m = _mm_xor_si128(_mm_add_epi8(d, d), _mm_cmplt_epi8(d, zero));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(sym), m);
+  code_difference16(c, _mm_loadu_si128(reinterpret_cast<const __m128i*>(ref)), sym, cost);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(rec), c);
-  add_symbol_costs16(m, cost);
 }
 
 // Near-lossless temporal coding of 16 bytes with any encoder quantiser (the
@@ -167,10 +178,7 @@ inline void code_lossless_med16(const uint8_t* row, const uint8_t* up, int x, in
                         _mm_andnot_si128(d_high, _mm_or_si128(_mm_and_si128(d_low, mx),
                                                              _mm_andnot_si128(d_low, plane))));
   }
-  const __m128i e = _mm_sub_epi8(cur, pred);
-  const __m128i m = _mm_xor_si128(_mm_add_epi8(e, e), _mm_cmplt_epi8(e, _mm_setzero_si128()));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(sym), m);
-  add_symbol_costs16(m, cost);
+  code_difference16(cur, pred, sym, cost);
 }
 
 }  // namespace cudafx
