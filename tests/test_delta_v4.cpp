@@ -454,6 +454,21 @@ std::vector<uint8_t> packet_from_tiles(const DeltaLayout& l, DeltaTileEntropy& t
   return s.is_ok() ? packet : std::vector<uint8_t>{};
 }
 
+// The format's spatial prediction with predictor `p` of byte x of row y of
+// a tile w bytes wide, c a pixel, from its reconstruction so far `rec` (w
+// bytes a row, rebuilt in raster order): the public per-byte math with the
+// neighbours as docs/delta-format.md names them.
+int raster_prediction(const std::vector<uint8_t>& rec, int w, int x, int y, int c, int p) {
+  const int left = x >= c ? rec[y * w + x - c] : 0;
+  const int above = y > 0 ? rec[(y - 1) * w + x] : 0;
+  const int upper_left = (x >= c && y > 0) ? rec[(y - 1) * w + x - c] : 0;
+  const int upper_right = (x + c < w && y > 0) ? rec[(y - 1) * w + x + c] : above;
+  return delta_with_predictor(p, [&](auto k) {
+    return delta_spatial_prediction<decltype(k)::value>(x, y, c, left, above, upper_left,
+                                                        upper_right);
+  });
+}
+
 // A tile's spatial coding with predictor `p`, from the public per-byte math
 // in raster order: its cost (the sum of delta_symbol_cost), symbols and
 // reconstruction (w bytes a row).
@@ -465,14 +480,7 @@ int code_tile_spatially(const PlaneView& src, int x0, int y0, int w, int h, int 
   int cost = 0;
   for (int y = 0; y < h; y++)
     for (int x = 0; x < w; x++) {
-      const int left = x >= c ? (*rec)[y * w + x - c] : 0;
-      const int above = y > 0 ? (*rec)[(y - 1) * w + x] : 0;
-      const int upper_left = (x >= c && y > 0) ? (*rec)[(y - 1) * w + x - c] : 0;
-      const int upper_right = (x + c < w && y > 0) ? (*rec)[(y - 1) * w + x + c] : above;
-      const int pred = delta_with_predictor(p, [&](auto k) {
-        return delta_spatial_prediction<decltype(k)::value>(x, y, c, left, above, upper_left,
-                                                            upper_right);
-      });
+      const int pred = raster_prediction(*rec, w, x, y, c, p);
       const int k = q.quantise(src.data[static_cast<size_t>(y0 + y) * src.pitch + x0 + x] - pred);
       (*sym)[y * w + x] = static_cast<uint8_t>(delta_fold(k));
       (*rec)[y * w + x] = static_cast<uint8_t>(q.nl.reconstruct(pred, k));
@@ -743,7 +751,7 @@ TEST(DeltaV4Tiles, Sse2TemporalKernelsAreThePerByteMath) {
                 << " ref " << int(ref[i]);
             want_cost += delta_symbol_cost(delta_fold(k));
           }
-          ASSERT_EQ(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)), want_cost)
+          ASSERT_EQ(sum_halves16(acc), want_cost)
               << "bound " << bound << " group " << g;
         }
     }
@@ -787,20 +795,14 @@ TEST(DeltaV4Tiles, KeyframesDecodeWithEveryPredictorAsTheFormatSays) {
             const size_t tile = l.first_tile[i] + static_cast<size_t>(ty) * pl.tiles_x + tx;
             const int w = pl.tile_width(tx), h = pl.tile_height(ty);
             const int x0 = tx * kDeltaTileW, y0 = ty * kDeltaTileH;
-            std::vector<int> rec(static_cast<size_t>(w) * h);
+            std::vector<uint8_t> rec(static_cast<size_t>(w) * h);
             for (int y = 0; y < h; y++)
               for (int x = 0; x < w; x++) {
-                const int left = x >= c ? rec[y * w + x - c] : 0;
-                const int above = y > 0 ? rec[(y - 1) * w + x] : 0;
-                const int upper_left = (x >= c && y > 0) ? rec[(y - 1) * w + x - c] : 0;
-                const int upper_right = (x + c < w && y > 0) ? rec[(y - 1) * w + x + c] : above;
-                const int pred = delta_with_predictor(forced[tile], [&](auto k) {
-                  return delta_spatial_prediction<decltype(k)::value>(x, y, c, left, above,
-                                                                      upper_left, upper_right);
-                });
+                const int pred = raster_prediction(rec, w, x, y, c, forced[tile]);
                 const int m = sym[static_cast<size_t>(y0 + y) * pl.row_bytes + x0 + x];
-                rec[y * w + x] = nl.reconstruct(pred, delta_unfold(m));
-                ASSERT_EQ(g.data[static_cast<size_t>(y0 + y) * g.pitch + x0 + x], rec[y * w + x])
+                rec[y * w + x] = static_cast<uint8_t>(nl.reconstruct(pred, delta_unfold(m)));
+                ASSERT_EQ(g.data[static_cast<size_t>(y0 + y) * g.pitch + x0 + x],
+                          int(rec[y * w + x]))
                     << format_info(f).name << " plane " << i << " tile " << tx << "," << ty
                     << " predictor " << int(forced[tile]) << " byte " << x << "," << y;
               }
