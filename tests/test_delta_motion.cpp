@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -14,11 +15,13 @@
 
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_motion.hpp"
+#include "cudafx/delta_tiles.hpp"
 #include "support/delta_parts.hpp"
 #include "support/delta_reseal.hpp"
 #include "support/gpu.hpp"
 #include "support/host_image.hpp"
 #include "delta/bit_stream.hpp"  // the side information's bit streams (cuda/src)
+#include "delta/motion_sad.hpp"  // the search's block sums (cuda/src)
 
 using namespace cudafx;
 using testing_support::HostImage;
@@ -226,6 +229,169 @@ TEST(DeltaMotionMath, HalfPixelsAreRoundedMeansOfClampedPixels) {
   EXPECT_EQ(at(6, 2, 1, 1), 150);                        // past the last pixel and row: clamped
   EXPECT_EQ(at(0, 1, -3, -3), 0);  // -1.5: pixels -2, -1 -> 0, rows -1, 0 -> 0
   EXPECT_EQ(at(1, 2, -1, 1), (101 + 101 + 101 + 101 + 2) / 4);  // all clamped to (0, 2)
+}
+
+// The search's block sums, in every version this CPU runs (portable, and
+// AVX2 where there is one), are the sums of |tile - moved byte| that the
+// per-byte math gives, at whole and half pixels, 1 to 4 bytes a pixel and
+// 1 to 16 rows; with a limit, the exact sum below it and at least the
+// limit otherwise.
+TEST(DeltaMotionKernels, BlockSumsAreThePerByteMath) {
+  std::vector<const DeltaBlockSad*> versions{delta_block_sad_portable(), delta_block_sad_avx2()};
+  versions.erase(std::remove(versions.begin(), versions.end(), nullptr), versions.end());
+  ASSERT_FALSE(versions.empty());
+  EXPECT_EQ(&delta_block_sad(), versions.back());  // the fastest there is
+  // A plane of 4-byte pixels large enough that nothing read clamps; the
+  // tile a region of another.
+  constexpr int kRowBytes = 4 * 100, kRows = 64;
+  std::mt19937 rng(31);
+  std::vector<uint8_t> plane(kRowBytes * kRows), cur(kRowBytes * kRows);
+  for (auto& b : plane) b = static_cast<uint8_t>(rng());
+  for (size_t k = 0; k < cur.size(); k++)  // near the plane, so sums are small and large
+    cur[k] = static_cast<uint8_t>(k % 3 ? plane[k] + rng() % 9 : rng());
+  int tried = 0;
+  for (const DeltaBlockSad* v : versions)
+    for (int c : {1, 2, 3, 4})
+      for (int trial = 0; trial < 60; trial++) {
+        const int h = 1 + trial % kDeltaTileH;
+        const int x0 = c * (8 + static_cast<int>(rng() % 8)), y0 = 8 + static_cast<int>(rng() % 8);
+        const DeltaVector mv{static_cast<int8_t>(static_cast<int>(rng() % 13) - 6),
+                             static_cast<int8_t>(static_cast<int>(rng() % 13) - 6)};
+        int expected = 0;
+        for (int y = 0; y < h; y++)
+          for (int x = 0; x < kDeltaTileW; x++)
+            expected += std::abs(cur[(y0 + y) * kRowBytes + x0 + x] -
+                                 delta_moved_byte(plane.data(), kRowBytes, x0 + x, y0 + y, mv, c,
+                                                  kRowBytes, kRows));
+        const uint8_t* tile = cur.data() + y0 * kRowBytes + x0;
+        const uint8_t* block = plane.data() + (y0 + delta_whole_pixels(mv.dy)) * kRowBytes + x0 +
+                               delta_whole_pixels(mv.dx) * c;
+        const bool fx = mv.dx & 1, fy = mv.dy & 1;
+        auto sum = [&](int limit) {
+          return fx || fy ? v->half(tile, kRowBytes, block, kRowBytes, c, fx, fy, h, limit)
+                          : v->whole(tile, kRowBytes, block, kRowBytes, h, limit);
+        };
+        const std::string where = std::string(v->name) + " c=" + std::to_string(c) + " h=" +
+                                  std::to_string(h) + " v=(" + std::to_string(mv.dx) + "," +
+                                  std::to_string(mv.dy) + ")";
+        EXPECT_EQ(sum(INT_MAX), expected) << where;
+        EXPECT_EQ(sum(expected + 1), expected) << where;
+        EXPECT_GE(sum(expected / 3), expected / 3) << where;
+        EXPECT_LE(sum(expected / 3), expected) << where;
+        tried++;
+      }
+  EXPECT_EQ(tried, 240 * static_cast<int>(versions.size()));
+}
+
+// The CPU encoder's copy of the reference repeats each plane's edge pixels
+// (every channel) into a margin of kDeltaSearchMargin pixels and rows, so
+// a read there is the clamped read of the per-byte math.
+TEST(DeltaMotionMath, MarginRepeatsThePlanesEdges) {
+  for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::RGB, PixelFormat::RGBA,
+                        PixelFormat::I420, PixelFormat::NV12}) {
+    const ImageDesc desc{f, 70, 38};
+    const DeltaLayout l = layout_of(desc);
+    HostImage src(desc, 5);
+    src.fill_random(4);
+    std::vector<uint8_t> storage;
+    ImageView copy;
+    delta_copy_with_margin(l, src.view(), &storage, &copy);
+    delta_copy_with_margin(l, src.view(), &storage, &copy);  // again, into the same storage
+    constexpr int m = kDeltaSearchMargin;
+    for (int i = 0; i < l.n_planes; i++) {
+      const DeltaPlaneLayout& p = l.planes[i];
+      const int c = p.pixel_bytes, width = p.row_bytes / c;
+      int wrong = 0;
+      for (int y = -m; y < p.height + m; y++)
+        for (int x = -m; x < width + m; x++)
+          for (int ch = 0; ch < c; ch++) {
+            const int got = copy.data[i][static_cast<ptrdiff_t>(y) * static_cast<ptrdiff_t>(copy.pitch[i]) + x * c + ch];
+            const int want = src.view().data[i][static_cast<size_t>(delta_moved_row(0, y, p.height)) * src.view().pitch[i] +
+                                                delta_moved_column(ch, x, c, p.row_bytes)];
+            wrong += got != want;
+          }
+      EXPECT_EQ(wrong, 0) << format_info(f).name << " plane " << i;
+    }
+  }
+}
+
+// The encoder's search reads its copy of the reference through the margin
+// without clamping; with a copy without margin (DeltaMotionSearch::margin
+// 0) every read clamps. Both give the same tiles, vectors and
+// reconstruction, frame after frame (the vectors before feeding the next
+// search), on content whose vectors reach past the planes' sides, tiles
+// cut at the right and bottom included.
+TEST(DeltaMotionStream, SearchThroughTheMarginEqualsTheClampedSearch) {
+  for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::RGBA, PixelFormat::RGB,
+                        PixelFormat::I420, PixelFormat::NV12}) {
+    const ImageDesc desc{f, 300, 150};
+    const DeltaLayout l = layout_of(desc);
+    const auto clip = tied_clip(desc, 4);
+    for (int threshold : {0, 6}) {
+      const std::string where = std::string(format_info(f).name) + " T=" + std::to_string(threshold);
+      struct Run {
+        HostImage ref;
+        std::vector<DeltaVector> previous, vectors;
+        std::vector<uint8_t> symbols, modes, storage;
+      };
+      Run runs[2];
+      for (Run& r : runs) {
+        r.ref = HostImage(desc);
+        r.ref.copy_from(clip[0].view());
+        r.previous.assign(l.tile_count(), DeltaVector{});
+        r.vectors.assign(l.tile_count(), DeltaVector{});
+        r.symbols.assign(l.frame_bytes, 0);
+        r.modes.assign(l.tile_count(), 0);
+      }
+      size_t moved = 0, near_side = 0;
+      for (size_t n = 1; n < clip.size(); n++) {
+        HostImage plain(desc);
+        for (int k = 0; k < 2; k++) {
+          Run& r = runs[k];
+          DeltaMotionSearch m;
+          if (k == 0) {
+            plain.copy_from(r.ref.view());
+            m.prev = plain.view();
+          } else {
+            delta_copy_with_margin(l, r.ref.view(), &r.storage, &m.prev);
+            m.margin = kDeltaSearchMargin;
+          }
+          m.previous = r.previous.data();
+          delta_global_vectors(l, r.previous.data(), m.global);
+          m.vectors = r.vectors.data();
+          DeltaIntra intra;
+          delta_tiles_encode_cpu(l, clip[n].view(), r.ref.view(), threshold, intra,
+                                 r.symbols.data(), r.modes.data(), &m);
+          r.previous.swap(r.vectors);
+        }
+        EXPECT_EQ(runs[0].symbols, runs[1].symbols) << where << " frame " << n;
+        EXPECT_EQ(runs[0].modes, runs[1].modes) << where << " frame " << n;
+        EXPECT_EQ(testing_support::max_abs_diff(runs[0].ref.view(), runs[1].ref.view()), 0)
+            << where << " frame " << n;
+        for (size_t t = 0; t < l.tile_count(); t++) {
+          const DeltaVector a = runs[0].previous[t], b = runs[1].previous[t];
+          EXPECT_TRUE(a.dx == b.dx && a.dy == b.dy) << where << " frame " << n << " tile " << t;
+          moved += delta_vector_set(a);
+        }
+        // Vectors whose block reaches past a side: what the margin serves.
+        for (int i = 0; i < l.n_planes; i++) {
+          const DeltaPlaneLayout& p = l.planes[i];
+          for (int ty = 0; ty < p.tiles_y; ty++)
+            for (int tx = 0; tx < p.tiles_x; tx++) {
+              const DeltaVector v = runs[0].previous[l.first_tile[i] + static_cast<size_t>(ty) * p.tiles_x + tx];
+              const int px0 = tx * kDeltaTileW / p.pixel_bytes + delta_whole_pixels(v.dx);
+              const int py0 = ty * kDeltaTileH + delta_whole_pixels(v.dy);
+              near_side += delta_vector_set(v) &&
+                           (px0 < 0 || py0 < 0 ||
+                            px0 + kDeltaTileW / p.pixel_bytes >= p.row_bytes / p.pixel_bytes ||
+                            py0 + kDeltaTileH >= p.height);
+            }
+        }
+      }
+      EXPECT_GT(moved, l.tile_count() / 4) << where;
+      EXPECT_GT(near_side, 0u) << where;
+    }
+  }
 }
 
 // Frames whose every byte is the rounded mean of the frame before and its

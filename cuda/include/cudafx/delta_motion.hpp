@@ -146,12 +146,27 @@ CUDAFX_HD bool delta_search_half_candidate(int hx, int hy) {
 // (0, 0) after a keyframe or a frame without search) and each plane's most
 // frequent one, and where this frame's go. Host memory for the CPU encoder,
 // device memory (but `global`) for the CUDA one.
+// `margin`: pixels (and rows) around each plane of `prev` that may be read
+// and repeat the plane's edge, as the moved bytes' clamping reads them
+// (the CPU encoder's copy: delta_copy_with_margin); 0 for none.
 struct DeltaMotionSearch {
   ImageView prev;
   const DeltaVector* previous = nullptr;
   DeltaVector global[kMaxPlanes];
   DeltaVector* vectors = nullptr;
+  int margin = 0;
 };
+
+// The margin of the CPU encoder's copy of the reference: every byte the
+// search reads (whole pixels within kDeltaMaxSearch, half pixels one
+// further) falls inside it, so no candidate clamps.
+constexpr int kDeltaSearchMargin = kDeltaMaxSearch + 1;
+// Copies the planes of `src` (host memory, `layout`'s) into `storage`
+// (sized here on the first call) with kDeltaSearchMargin pixels and rows
+// around each, which repeat the plane's edge pixels; *view is the copy's
+// planes.
+void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
+                            std::vector<uint8_t>* storage, ImageView* view);
 
 // Each plane's most frequent vector other than (0, 0) in `v` (one a tile,
 // all planes), the earliest in tile order among equally frequent ones;

@@ -3,6 +3,7 @@
 #include "cudafx/delta_motion.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "cudafx/delta.hpp"
@@ -89,6 +90,50 @@ void delta_global_vectors(const DeltaLayout& layout, const DeltaVector* v,
     if (best >= 0)
       global[i] = DeltaVector{static_cast<int8_t>(best % kSide - kDeltaMaxVector),
                               static_cast<int8_t>(best / kSide - kDeltaMaxVector)};
+  }
+}
+
+void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
+                            std::vector<uint8_t>* storage, ImageView* view) {
+  constexpr int m = kDeltaSearchMargin;
+  size_t pitch[kMaxPlanes] = {}, offset[kMaxPlanes] = {}, total = 0;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    pitch[i] = (static_cast<size_t>(p.row_bytes) + 2 * m * p.pixel_bytes + 63) / 64 * 64;
+    offset[i] = total + m * pitch[i] + static_cast<size_t>(m) * p.pixel_bytes;
+    total += pitch[i] * (p.height + 2 * m);
+  }
+  if (storage->size() != total)
+    storage->assign(total, 0);
+  view->desc = src.desc;
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    const int c = p.pixel_bytes;
+    uint8_t* const plane = storage->data() + offset[i];
+    view->data[i] = plane;
+    view->pitch[i] = pitch[i];
+    for (int y = 0; y < p.height; y++) {
+      uint8_t* row = plane + static_cast<size_t>(y) * pitch[i];
+      std::memcpy(row, src.data[i] + static_cast<size_t>(y) * src.pitch[i], p.row_bytes);
+      uint8_t* const last = row + p.row_bytes - c;
+      if (c == 1) {
+        std::memset(row - m, row[0], m);
+        std::memset(last + 1, last[0], m);
+      } else {
+        for (int k = 0; k < m * c; k++) {
+          row[k - m * c] = row[k % c];
+          last[c + k] = last[k % c];
+        }
+      }
+    }
+    // The rows above and below, margins included.
+    const size_t span = static_cast<size_t>(p.row_bytes) + 2 * m * c;
+    uint8_t* const first_row = plane - m * c;
+    uint8_t* const last_row = first_row + static_cast<size_t>(p.height - 1) * pitch[i];
+    for (int k = 1; k <= m; k++) {
+      std::memcpy(first_row - k * pitch[i], first_row, span);
+      std::memcpy(last_row + k * pitch[i], last_row, span);
+    }
   }
 }
 

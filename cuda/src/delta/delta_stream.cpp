@@ -108,18 +108,18 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
       entropy_->reset();  // a format-3 delta frame may follow
     // Motion search on delta frames of streams without intra refresh, from
     // a copy of the reference (tiles are rebuilt in place; a moved tile
-    // reads its neighbours' bytes of the frame before).
+    // reads its neighbours' bytes of the frame before), with margins that
+    // spare the search the clamping at the planes' sides.
     const bool search = delta_motion_searched(s, key);
     DeltaMotionSearch motion;
     const size_t n_tiles = layout_.tile_count();
     if (previous_vectors_.size() != n_tiles)
       previous_vectors_.assign(n_tiles, DeltaVector{});
     if (search) {
-      if (prev_storage_.empty())
-        CUDAFX_TRY(make_reference(layout_.desc, &prev_storage_, &prev_));
-      copy_planes(layout_, prev_, ref_);
+      delta_copy_with_margin(layout_, ref_, &prev_storage_, &prev_);
       vectors_.resize(n_tiles);
       motion.prev = prev_;
+      motion.margin = kDeltaSearchMargin;
       motion.previous = previous_vectors_.data();
       delta_global_vectors(layout_, previous_vectors_.data(), motion.global);
       motion.vectors = vectors_.data();

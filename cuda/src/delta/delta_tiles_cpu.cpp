@@ -11,6 +11,7 @@
 
 #include "cudafx/delta_tiles.hpp"
 #include "cudafx/parallel.hpp"
+#include "delta/motion_sad.hpp"
 #include "delta/temporal_sse2.hpp"
 
 namespace cudafx {
@@ -275,22 +276,6 @@ void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const
   }
 }
 
-// The sum of |a[x] - b[x]| over n bytes: 16 at a time with SSE2's psadbw
-// (the compiler had widened the bytes to 32-bit lanes instead), the rest
-// one by one.
-int sad_bytes(const uint8_t* a, const uint8_t* b, int n) {
-  int x = 0, sum = 0;
-#if defined(__SSE2__)
-  __m128i acc = _mm_setzero_si128();
-  for (; x + 16 <= n; x += 16)
-    acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + x)),
-                                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + x))));
-  sum = sum_halves16(acc);
-#endif
-  for (; x < n; x++) sum += std::abs(a[x] - b[x]);
-  return sum;
-}
-
 // A half-pixel prediction from the whole-pixel tiles at and right of /
 // below it (tl at (ix, iy), tr at (ix + 1, iy), bl at (ix, iy + 1), br at
 // both), n bytes: the rounded mean of tl and tr (fx), of tl and bl (fy), or
@@ -325,11 +310,33 @@ void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const
   half_pixel_mean(pred, right, below, diagonal, fx, fy, s.w * s.h, pred);
 }
 
+// Whether the block kernels (delta_block_sad) may read the tile moved by
+// whole pixels from (dx0, dy0) to (dx1, dy1) straight from m.prev: a whole
+// tile's width, and every byte inside the plane or its margin (the
+// clamping then reads what the margin holds).
+bool block_readable(const DeltaMotionSearch& m, const DeltaPlaneLayout& p, const TileSite& s,
+                    int dx0, int dy0, int dx1, int dy1) {
+  if (s.w != kDeltaTileW)
+    return false;
+  const int first = s.x0 / s.c, last = (s.x0 + s.w - 1) / s.c;
+  return first + dx0 >= -m.margin && last + dx1 <= p.row_bytes / s.c - 1 + m.margin &&
+         s.y0 + dy0 >= -m.margin && s.y0 + s.h - 1 + dy1 <= p.height - 1 + m.margin;
+}
+// The first byte of the tile moved by (dx, dy) whole pixels, inside the
+// plane or its margin (block_readable).
+const uint8_t* moved_block(const ImageView& prev, int i, const TileSite& s, int dx, int dy) {
+  return prev.data[i] + static_cast<size_t>(s.y0 + dy) * prev.pitch[i] + s.x0 + dx * s.c;
+}
+
 // The sum of absolute differences between the tile of `cur` and plane i of
 // `prev` moved by (dx, dy); stops early once it reaches `limit` (a sum
 // that large loses to the best anyway).
-int moved_sad(const uint8_t* cur, size_t cp, const ImageView& prev, int i,
+int moved_sad(const uint8_t* cur, size_t cp, const DeltaMotionSearch& m, int i,
               const DeltaPlaneLayout& p, const TileSite& s, int dx, int dy, int limit) {
+  const ImageView& prev = m.prev;
+  if (block_readable(m, p, s, dx, dy, dx, dy))  // every candidate with the margin
+    return delta_block_sad().whole(cur, cp, moved_block(prev, i, s, dx, dy), prev.pitch[i], s.h,
+                                   limit);
   const bool inside = columns_inside(s, dx, p.row_bytes);
   int column[kDeltaTileW];
   if (!inside)
@@ -357,11 +364,11 @@ int moved_sad(const uint8_t* cur, size_t cp, const ImageView& prev, int i,
 // vector, (0, 0) when no candidate beats the unmoved tile.
 DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& m, int i,
                         const DeltaPlaneLayout& p, const TileSite& s) {
-  int best = moved_sad(cur, cp, m.prev, i, p, s, 0, 0, INT_MAX), bx = 0, by = 0;
+  int best = moved_sad(cur, cp, m, i, p, s, 0, 0, INT_MAX), bx = 0, by = 0;
   auto consider = [&](int dx, int dy) {
     if (!delta_search_candidate(dx, dy))
       return;
-    const int sad = moved_sad(cur, cp, m.prev, i, p, s, dx, dy, best);
+    const int sad = moved_sad(cur, cp, m, i, p, s, dx, dy, best);
     if (sad < best) {
       best = sad;
       bx = dx;
@@ -386,6 +393,26 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
   by *= 2;
   if (best == 0)  // exact: no sum can be smaller
     return DeltaVector{static_cast<int8_t>(bx), static_cast<int8_t>(by)};
+  if (block_readable(m, p, s, wx - 1, wy - 1, wx + 1, wy + 1)) {
+    // Every byte the half pixels read lies inside the plane or its margin:
+    // each summed straight from the reference, without gathering.
+    const DeltaBlockSad& k = delta_block_sad();
+    for (int j = 0; j < kDeltaSearchStage3; j++) {
+      int hx = 0, hy = 0;
+      delta_search_stage3(j, wx, wy, &hx, &hy);
+      if (!delta_search_half_candidate(hx, hy))
+        continue;
+      const int sad = k.half(cur, cp,
+                             moved_block(m.prev, i, s, delta_whole_pixels(hx), delta_whole_pixels(hy)),
+                             m.prev.pitch[i], s.c, hx & 1, hy & 1, s.h, best);
+      if (sad < best) {
+        best = sad;
+        bx = hx;
+        by = hy;
+      }
+    }
+    return DeltaVector{static_cast<int8_t>(bx), static_cast<int8_t>(by)};
+  }
   uint8_t around[3][3][kTileBytes];
   for (int r = 0; r < 3; r++)
     for (int c = 0; c < 3; c++)

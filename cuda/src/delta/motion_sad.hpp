@@ -1,0 +1,62 @@
+// Sums of absolute differences for the CPU encoder's motion search
+// (delta_tiles_cpu.cpp): a tile kDeltaTileW bytes wide against a block of
+// the reference that lies inside its plane, at a whole pixel or at a half
+// pixel (the rounded mean of delta_moved_byte). The library is built for
+// x86-64's baseline (SSE2); where the CPU runs AVX2, a version compiled for
+// it is chosen at run time (delta_block_sad). Every version
+// gives the exact sum, so the search finds the same vectors on any CPU
+// (tests/test_delta_v4.cpp compares each with the per-byte math).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+#include "delta/temporal_sse2.hpp"
+#endif
+
+namespace cudafx {
+
+// The sum of |a[x] - b[x]| over n bytes: 16 at a time with SSE2's psadbw
+// (the compiler had widened the bytes to 32-bit lanes instead), the rest
+// one by one.
+inline int sad_bytes(const uint8_t* a, const uint8_t* b, int n) {
+  int x = 0, sum = 0;
+#if defined(__SSE2__)
+  __m128i acc = _mm_setzero_si128();
+  for (; x + 16 <= n; x += 16)
+    acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + x)),
+                                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + x))));
+  sum = sum_halves16(acc);
+#endif
+  for (; x < n; x++) sum += std::abs(a[x] - b[x]);
+  return sum;
+}
+
+// One instruction set's kernels. `cur`: the tile's first byte, `cp` bytes
+// a row; `ref`: the block's first byte, `rp` a row; h rows of kDeltaTileW
+// bytes, every byte read inside the plane. Each stops (every fourth row)
+// once the sum has reached `limit` and returns what it has then, which is
+// at least `limit`: a sum that large loses to the search's best anyway.
+struct DeltaBlockSad {
+  const char* name;
+  // Against the block at ref.
+  int (*whole)(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int h, int limit);
+  // Against the half-pixel block whose whole pixel before it is at ref:
+  // the rounded mean of ref and the block `right` bytes right of it (fx;
+  // one pixel), of ref and the block a row below (fy), or of all four
+  // ((a + b + c + d + 2) >> 2, both); at least one of fx, fy.
+  int (*half)(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int right, bool fx,
+              bool fy, int h, int limit);
+};
+
+// The fastest version this CPU runs (chosen once).
+const DeltaBlockSad& delta_block_sad();
+// Each version, for the tests: null where the CPU (or the compiler) lacks
+// it; portable is SSE2 on x86-64, byte by byte elsewhere, and always there.
+const DeltaBlockSad* delta_block_sad_portable();
+const DeltaBlockSad* delta_block_sad_avx2();
+
+}  // namespace cudafx
