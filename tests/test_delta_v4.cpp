@@ -307,6 +307,54 @@ TEST(DeltaV4Tiles, LosslessCodingOfEveryBytePairFollowsTheCostRule) {
   EXPECT_LT(temporal_tiles, 64) << "both modes should occur";
 }
 
+// A tile is skipped exactly when every byte is within the threshold of the
+// reference: tiles whose bytes all differ by up to T (either sign) are
+// skipped, and one byte T + 1 away, anywhere (first, last, in a 16-byte
+// group or in the ragged end of a tile cut at the plane's right), keeps a
+// tile from it; thresholds 0 to 254.
+TEST(DeltaV4Tiles, SkippedExactlyWhenEveryByteIsWithinTheThreshold) {
+  const ImageDesc desc{PixelFormat::GRAY8, kDeltaTileW + 37, kDeltaTileH};
+  const DeltaLayout l = layout_of(desc);
+  ASSERT_EQ(l.tile_count(), 2u);
+  std::mt19937 rng(77);
+  for (int t : {0, 1, 2, 5, 31, 127, 200, 254}) {
+    for (int trial = 0; trial < 12; trial++) {
+      HostImage ref(desc, 3), cur(desc, 3);
+      const PlaneView r = ref.view().plane(0), c = cur.view().plane(0);
+      for (int y = 0; y < desc.height; y++)
+        for (int x = 0; x < desc.width; x++) {
+          const int base = static_cast<int>(rng() % 256);
+          const int d = t == 0 ? 0 : static_cast<int>(rng() % (2 * t + 1)) - t;
+          r.data[static_cast<size_t>(y) * r.pitch + x] = static_cast<uint8_t>(base);
+          c.data[static_cast<size_t>(y) * c.pitch + x] = static_cast<uint8_t>(std::clamp(base + d, 0, 255));
+        }
+      // Trial 0: all within; else one byte of each tile T + 1 away.
+      const int spots[][2] = {{0, 0}, {63, 15}, {17, 9}, {48, 0}, {5, 15}, {31, 7}};
+      if (trial > 0) {
+        const int y = spots[trial % 6][1];
+        for (int x : {spots[trial % 6][0], kDeltaTileW + spots[trial % 6][0] % 37}) {
+          const size_t at_r = static_cast<size_t>(y) * r.pitch + x, at_c = static_cast<size_t>(y) * c.pitch + x;
+          const int base = r.data[at_r];
+          c.data[at_c] = static_cast<uint8_t>(base + t + 1 <= 255 ? base + t + 1 : base - t - 1);
+          if (base + t + 1 > 255 && base - t - 1 < 0) {  // neither fits: move the reference
+            r.data[at_r] = 0;
+            c.data[at_c] = static_cast<uint8_t>(t + 1);
+          }
+        }
+      }
+      std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+      delta_tiles_encode_cpu(l, cur.view(), ref.view(), t, {}, symbols.data(), modes.data());
+      for (int tile = 0; tile < 2; tile++) {
+        if (trial == 0) {
+          EXPECT_EQ(modes[tile], kDeltaSkip) << "T " << t << " tile " << tile;
+        } else {
+          EXPECT_NE(modes[tile], kDeltaSkip) << "T " << t << " trial " << trial << " tile " << tile;
+        }
+      }
+    }
+  }
+}
+
 // The modes: tiles within the threshold are skipped, a brightness change is
 // coded temporally, new smooth content spatially, a keyframe all spatially;
 // decoding the modes and symbols rebuilds the encoder's reference.

@@ -61,14 +61,35 @@ struct QuantLut {
 };
 
 // True when every byte of the tile is within the bound of the reference:
-// the tile is skipped (the common case, tested without a division).
+// the tile is skipped (the common case, tested without a division). With
+// SSE2, 16 bytes at a time as |c - r| = (c -sat r) | (r -sat c), over the
+// bound where max(|c - r|, bound) is not the bound (the compiler's own
+// vectorisation had widened the bytes to 32-bit lanes).
 bool within_bound(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, const TileSite& s,
                   int bound) {
+  int x0 = 0;
   unsigned out = 0;
+#if defined(__SSE2__)
+  x0 = s.w / 16 * 16;
+  const __m128i b = _mm_set1_epi8(static_cast<char>(bound));
+  __m128i within = _mm_setzero_si128();  // 0xff in each lane whose bytes so far are within
+  within = _mm_cmpeq_epi8(within, within);
   for (int y = 0; y < s.h; y++) {
     const uint8_t* c = cur + static_cast<size_t>(y) * cp;
     const uint8_t* r = ref + static_cast<size_t>(y) * rp;
-    for (int x = 0; x < s.w; x++)
+    for (int x = 0; x < x0; x += 16) {
+      const __m128i cv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + x));
+      const __m128i rv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + x));
+      const __m128i diff = _mm_or_si128(_mm_subs_epu8(cv, rv), _mm_subs_epu8(rv, cv));
+      within = _mm_and_si128(within, _mm_cmpeq_epi8(_mm_max_epu8(diff, b), b));
+    }
+  }
+  out = _mm_movemask_epi8(within) != 0xffff;
+#endif
+  for (int y = 0; y < s.h && x0 < s.w; y++) {
+    const uint8_t* c = cur + static_cast<size_t>(y) * cp;
+    const uint8_t* r = ref + static_cast<size_t>(y) * rp;
+    for (int x = x0; x < s.w; x++)
       out |= static_cast<unsigned>(c[x] - r[x] + bound) > static_cast<unsigned>(2 * bound);
   }
   return out == 0;
