@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cudafx/delta.hpp"
+#include "cudafx/parallel.hpp"
 #include "delta/bit_stream.hpp"
 #include "delta/byte_order.hpp"
 
@@ -107,12 +108,24 @@ void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
     storage->assign(total, 0);
   view->desc = src.desc;
   for (int i = 0; i < layout.n_planes; i++) {
-    const DeltaPlaneLayout& p = layout.planes[i];
-    const int c = p.pixel_bytes;
-    uint8_t* const plane = storage->data() + offset[i];
-    view->data[i] = plane;
+    view->data[i] = storage->data() + offset[i];
     view->pitch[i] = pitch[i];
-    for (int y = 0; y < p.height; y++) {
+  }
+  // Bands of rows in parallel (a frame's copy on one thread had left the
+  // other cores waiting): each band's rows with their sides, the first and
+  // last band also the rows above and below the plane.
+  constexpr int kBand = 32;
+  int bands[kMaxPlanes + 1] = {};
+  for (int i = 0; i < layout.n_planes; i++)
+    bands[i + 1] = bands[i] + (layout.planes[i].height + kBand - 1) / kBand;
+  parallel_for(bands[layout.n_planes], [&](int job, int) {
+    int i = 0;
+    while (job >= bands[i + 1]) i++;
+    const DeltaPlaneLayout& p = layout.planes[i];
+    const int c = p.pixel_bytes, band = job - bands[i];
+    const int y0 = band * kBand, y1 = std::min(p.height, y0 + kBand);
+    uint8_t* const plane = view->data[i];
+    for (int y = y0; y < y1; y++) {
       uint8_t* row = plane + static_cast<size_t>(y) * pitch[i];
       std::memcpy(row, src.data[i] + static_cast<size_t>(y) * src.pitch[i], p.row_bytes);
       uint8_t* const last = row + p.row_bytes - c;
@@ -126,15 +139,16 @@ void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
         }
       }
     }
-    // The rows above and below, margins included.
     const size_t span = static_cast<size_t>(p.row_bytes) + 2 * m * c;
-    uint8_t* const first_row = plane - m * c;
-    uint8_t* const last_row = first_row + static_cast<size_t>(p.height - 1) * pitch[i];
-    for (int k = 1; k <= m; k++) {
-      std::memcpy(first_row - k * pitch[i], first_row, span);
-      std::memcpy(last_row + k * pitch[i], last_row, span);
+    if (y0 == 0) {
+      uint8_t* const first_row = plane - m * c;
+      for (int k = 1; k <= m; k++) std::memcpy(first_row - k * pitch[i], first_row, span);
     }
-  }
+    if (y1 == p.height) {
+      uint8_t* const last_row = plane - m * c + static_cast<size_t>(p.height - 1) * pitch[i];
+      for (int k = 1; k <= m; k++) std::memcpy(last_row + k * pitch[i], last_row, span);
+    }
+  });
 }
 
 void write_delta_vectors(const DeltaLayout& layout, const DeltaVector* v,
