@@ -629,10 +629,11 @@ TEST(DeltaV4Tiles, KeyframeTilesChooseTheCheapestSpatialPredictor) {
 // math in raster order (symbols and reconstruction): a keyframe with its
 // tiles' predictors, one without (MED), and a delta frame's spatial tiles
 // (MED, a try stopped at the temporal cost), lossless (where the encoder
-// codes MED a row 16 bytes at a time with SSE2) and at T = 4.
+// codes MED a row 16 bytes at a time with SSE2) and at T = 1, 4 and 37
+// (where it codes a whole tile of 1-byte pixels by diagonals as vectors).
 TEST(DeltaV4Tiles, SpatialTilesAreTheFormatsAtEveryPixelSize) {
   for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::NV12, PixelFormat::RGB, PixelFormat::RGBA})
-    for (int t : {0, 4}) {
+    for (int t : {0, 1, 4, 37}) {
       const ImageDesc desc{f, 150, 37};
       const DeltaLayout l = layout_of(desc);
       HostImage cur(desc), noise(desc);

@@ -188,6 +188,85 @@ inline int predict_in_tile(const uint8_t* row, ptrdiff_t pitch, int x, int y, in
   return delta_spatial_prediction<kPredictor>(x, y, c, left, above, upper_left, upper_right);
 }
 
+#if defined(__SSE2__)
+// Near-lossless spatial coding with MED of a whole tile of 1-byte pixels
+// (kDeltaTileW x kDeltaTileH) as vectors: lane y of vector d is byte
+// (d - y, y), so diagonal d is one vector whose neighbours lie in the two
+// before it (left: the same lane of d - 1; above: the lane before of
+// d - 1; upper left: the lane before of d - 2), and a tile is 79 steps of
+// MED and NearLosslessTemporal16's quantiser (the prediction in the
+// reference's place: the same per-byte math as code_spatial's), instead of
+// 1024 bytes' chains. The tile's rows go in skewed (row y moved y bytes
+// right, zeros around) and transposed 16 x 16 at a time, and the symbols
+// and reconstruction come back the same way; lanes outside the tile code
+// a 0 against a 0, whose cost (kDeltaMinSymbolCost each) is taken off.
+// The edges as delta_spatial_prediction: the first byte predicts 128, the
+// rest of the first row its left byte, a row's first byte the one above.
+// Stops as code_spatial does (every eighth diagonal).
+int code_spatial_med_diagonals(const uint8_t* cur, size_t cp, const NearLosslessTemporal16& coder,
+                               uint8_t* sym, uint8_t* rec, int limit) {
+  constexpr int W = kDeltaTileW, H = kDeltaTileH, D = W + H - 1, S = D + 1;
+  static_assert(H == 16 && S % 16 == 0, "a lane a row, whole 16 x 16 blocks");
+  alignas(16) uint8_t rows[H][S];
+  std::memset(rows, 0, sizeof rows);
+  for (int y = 0; y < H; y++) std::memcpy(&rows[y][y], cur + static_cast<size_t>(y) * cp, W);
+  __m128i diagonal[S];
+  for (int b = 0; b < S; b += 16) {
+    __m128i v[16];
+    for (int r = 0; r < 16; r++) v[r] = _mm_load_si128(reinterpret_cast<const __m128i*>(&rows[r][b]));
+    transpose16x16(v);
+    for (int j = 0; j < 16; j++) diagonal[b + j] = v[j];
+  }
+  alignas(16) uint8_t sym_d[S][16], rec_d[S][16];
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m128i first_lane = _mm_cmpeq_epi8(lane, zero);
+  __m128i prev = zero, prev2 = zero, cost = zero;  // the reconstruction of d - 1, d - 2
+  int outside = 0, left_bytes = W * H;
+  for (int d = 0; d < D; d++) {
+    const int y0 = d - (W - 1) > 0 ? d - (W - 1) : 0, y1 = d < H - 1 ? d : H - 1;
+    const __m128i inside = _mm_andnot_si128(_mm_cmpgt_epi8(_mm_set1_epi8(static_cast<char>(y0)), lane),
+                                            _mm_cmpgt_epi8(_mm_set1_epi8(static_cast<char>(y1 + 1)), lane));
+    __m128i a = prev, b = _mm_slli_si128(prev, 1), c = _mm_slli_si128(prev2, 1);
+    if (d == 0) {
+      a = b = c = _mm_set1_epi8(static_cast<char>(128));
+    } else {
+      if (d < H) {  // lane d is its row's first byte: a = c = b gives b
+        const __m128i row_start = _mm_cmpeq_epi8(lane, _mm_set1_epi8(static_cast<char>(d)));
+        a = _mm_or_si128(_mm_and_si128(row_start, b), _mm_andnot_si128(row_start, a));
+        c = _mm_or_si128(_mm_and_si128(row_start, b), _mm_andnot_si128(row_start, c));
+      }
+      // lane 0 is the first row: b = c = a gives a
+      b = _mm_or_si128(_mm_and_si128(first_lane, a), _mm_andnot_si128(first_lane, b));
+      c = _mm_or_si128(_mm_and_si128(first_lane, a), _mm_andnot_si128(first_lane, c));
+    }
+    const __m128i pred = _mm_and_si128(med16(a, b, c), inside);
+    prev2 = prev;
+    prev = coder.code16(diagonal[d], pred, sym_d[d], &cost);
+    _mm_store_si128(reinterpret_cast<__m128i*>(rec_d[d]), prev);
+    outside += H - (y1 - y0 + 1);
+    left_bytes -= y1 - y0 + 1;
+    if ((d & 7) == 7) {
+      const int so_far = sum_halves16(cost) - kDeltaMinSymbolCost * outside;
+      if (so_far + kDeltaMinSymbolCost * left_bytes >= limit)
+        return so_far + kDeltaMinSymbolCost * left_bytes;
+    }
+  }
+  std::memset(sym_d[D], 0, 16);
+  std::memset(rec_d[D], 0, 16);
+  for (auto [from, to] : {std::make_pair(&sym_d[0][0], sym), std::make_pair(&rec_d[0][0], rec)}) {
+    for (int b = 0; b < S; b += 16) {
+      __m128i v[16];
+      for (int j = 0; j < 16; j++) v[j] = _mm_load_si128(reinterpret_cast<const __m128i*>(from + (b + j) * 16));
+      transpose16x16(v);
+      for (int r = 0; r < 16; r++) _mm_store_si128(reinterpret_cast<__m128i*>(&rows[r][b]), v[r]);
+    }
+    for (int y = 0; y < H; y++) std::memcpy(to + y * W, &rows[y][y], W);
+  }
+  return sum_halves16(cost) - kDeltaMinSymbolCost * outside;
+}
+#endif
+
 // Spatial coding of a tile (delta_spatial_prediction on its own
 // reconstruction); returns the cost. With `limit`, it stops (diagonal by
 // diagonal) once the cost so far plus the least the bytes left can cost
@@ -220,6 +299,10 @@ int code_spatial(const uint8_t* cur, size_t cp, const TileSite& s, const QuantLu
     }
     return cost + kDeltaMinSymbolCost * left_bytes;
   }
+  // Near-lossless with MED on a whole tile of 1-byte pixels (planar
+  // formats' every delta frame's spatial try): its diagonals as vectors.
+  if (kPredictor == 0 && s.c == 1 && s.w == kDeltaTileW && s.h == kDeltaTileH)
+    return code_spatial_med_diagonals(cur, cp, NearLosslessTemporal16(lut.q), sym, rec, limit);
 #endif
   const int skew = diagonal_skew<kPredictor>(s.c);
   for (int d = 0; d < diagonals(s.w, s.h, skew) && cost + kDeltaMinSymbolCost * left_bytes < limit;

@@ -82,16 +82,21 @@ class NearLosslessTemporal16 {
 
   void code16(const uint8_t* cur, const uint8_t* ref, uint8_t* sym, uint8_t* rec,
               __m128i* cost) const {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rec),
+                     code16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(cur)),
+                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(ref)), sym, cost));
+  }
+  // The same from registers (c the bytes, r their predictions); returns
+  // the reconstruction.
+  __m128i code16(__m128i c, __m128i r, uint8_t* sym, __m128i* cost) const {
     const __m128i zero = _mm_setzero_si128();
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cur));
-    const __m128i r = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ref));
     __m128i m_lo, m_hi, rec_lo, rec_hi, cost_lo, cost_hi;
     code8(_mm_unpacklo_epi8(c, zero), _mm_unpacklo_epi8(r, zero), &m_lo, &rec_lo, &cost_lo);
     code8(_mm_unpackhi_epi8(c, zero), _mm_unpackhi_epi8(r, zero), &m_hi, &rec_hi, &cost_hi);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(sym), _mm_packus_epi16(m_lo, m_hi));
-    // packus clamps the reconstruction to 0..255, as reconstruct_offset
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(rec), _mm_packus_epi16(rec_lo, rec_hi));
     *cost = _mm_add_epi64(*cost, _mm_sad_epu8(_mm_packus_epi16(cost_lo, cost_hi), zero));
+    // packus clamps the reconstruction to 0..255, as reconstruct_offset
+    return _mm_packus_epi16(rec_lo, rec_hi);
   }
 
  private:
@@ -128,6 +133,35 @@ class NearLosslessTemporal16 {
   bool divide_;
   __m128i bound_, t_, reciprocal_, step_, range_, top_, range_step_, low_, high_;
 };
+
+// Transposes a 16 x 16 block of bytes held as 16 registers (row r in
+// v[r], its column c in byte c) in place: four rounds that each interleave
+// register k with register k + 8, byte by byte. A round moves the byte at
+// (register s, byte l) to (2 (s mod 8) + l / 8, 2 (l mod 8) + s / 8): the
+// eight bits of (s, l) rotated left by one, so four rounds swap s and l.
+inline void transpose16x16(__m128i v[16]) {
+  for (int round = 0; round < 4; round++) {
+    __m128i out[16];
+    for (int k = 0; k < 8; k++) {
+      out[2 * k] = _mm_unpacklo_epi8(v[k], v[k + 8]);
+      out[2 * k + 1] = _mm_unpackhi_epi8(v[k], v[k + 8]);
+    }
+    for (int k = 0; k < 16; k++) v[k] = out[k];
+  }
+}
+
+// MED of 16 bytes (delta_med(a, b, c) byte by byte): min(a, b) if c >=
+// max(a, b), max(a, b) if c <= min(a, b), else a + b - c (in 0..255
+// there, so mod 256 is exact).
+inline __m128i med16(__m128i a, __m128i b, __m128i c) {
+  const __m128i mx = _mm_max_epu8(a, b), mn = _mm_min_epu8(a, b);
+  const __m128i c_high = _mm_cmpeq_epi8(_mm_max_epu8(c, mx), c);  // c >= max
+  const __m128i c_low = _mm_cmpeq_epi8(_mm_min_epu8(c, mn), c);   // c <= min
+  const __m128i plane = _mm_sub_epi8(_mm_add_epi8(a, b), c);
+  return _mm_or_si128(_mm_and_si128(c_high, mn),
+                      _mm_andnot_si128(c_high, _mm_or_si128(_mm_and_si128(c_low, mx),
+                                                           _mm_andnot_si128(c_low, plane))));
+}
 
 // `v` moved up by c bytes (1 to 4; byte i takes byte i - c, the first c
 // take `fill`): the left neighbours of a tile row's first 16 bytes, which
@@ -167,16 +201,8 @@ inline void code_lossless_med16(const uint8_t* row, const uint8_t* up, int x, in
       a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + x - c));
       d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(up + x - c));
     }
-    // MED(a, b, d): min(a, b) if d >= max(a, b), max(a, b) if d <= min(a,
-    // b), else a + b - d (in 0..255 there, so mod 256 is exact). Where the
-    // first pixel took a = d = b, every case gives b.
-    const __m128i mx = _mm_max_epu8(a, b), mn = _mm_min_epu8(a, b);
-    const __m128i d_high = _mm_cmpeq_epi8(_mm_max_epu8(d, mx), d);  // d >= max
-    const __m128i d_low = _mm_cmpeq_epi8(_mm_min_epu8(d, mn), d);   // d <= min
-    const __m128i plane = _mm_sub_epi8(_mm_add_epi8(a, b), d);
-    pred = _mm_or_si128(_mm_and_si128(d_high, mn),
-                        _mm_andnot_si128(d_high, _mm_or_si128(_mm_and_si128(d_low, mx),
-                                                             _mm_andnot_si128(d_low, plane))));
+    // Where the first pixel took a = d = b, MED gives b.
+    pred = med16(a, b, d);
   }
   code_difference16(cur, pred, sym, cost);
 }
