@@ -17,6 +17,7 @@
 #include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/delta_tile_entropy_cuda.hpp"
 #include "cudafx/delta_tiles.hpp"
+#include "delta/temporal_avx2.hpp"
 #include "delta/temporal_sse2.hpp"  // the CPU encoder's SSE2 temporal kernels (cuda/src)
 #include "support/clip.hpp"
 #include "support/delta_reseal.hpp"
@@ -806,6 +807,45 @@ TEST(DeltaV4Tiles, Sse2TemporalKernelsAreThePerByteMath) {
     }
 }
 #endif
+
+// The AVX2 tile kernel (delta/temporal_avx2.hpp), where the CPU runs it,
+// is the same per-byte math: every (source, reference) pair, as 64 whole
+// tiles, at every error bound 0..255 (lossless at 0) and a sample of
+// keyframe dead zones; symbols, reconstruction and each tile's cost.
+TEST(DeltaV4Tiles, Avx2TemporalTilesAreThePerByteMath) {
+  const DeltaTemporalTile avx2 = delta_temporal_tile_avx2();
+  if (!avx2)
+    GTEST_SKIP() << "this CPU has no AVX2";
+  std::vector<uint8_t> cur(65536), ref(65536), sym(65536), rec(65536);
+  for (int i = 0; i < 65536; i++) {  // scrambled, so a tile holds all kinds of pairs
+    const unsigned pair = (static_cast<unsigned>(i) * 40503u) & 0xffffu;
+    cur[i] = static_cast<uint8_t>(pair >> 8);
+    ref[i] = static_cast<uint8_t>(pair & 255);
+  }
+  constexpr int kTile = kDeltaTileW * kDeltaTileH;
+  for (int bound = 0; bound <= 255; bound++)
+    for (int dead_zone : {bound, bound * 4 / 5}) {
+      if (dead_zone != bound && bound % 7 != 3)
+        continue;
+      const DeltaEncoderQuantiser q(bound, dead_zone);
+      for (int t = 0; t < 65536 / kTile; t++) {
+        const size_t at = static_cast<size_t>(t) * kTile;
+        const int cost = avx2(&cur[at], kDeltaTileW, &ref[at], kDeltaTileW, kDeltaTileH, q,
+                              &sym[at], &rec[at]);
+        int want_cost = 0;
+        for (size_t i = at; i < at + kTile; i++) {
+          const int k = q.quantise(cur[i] - ref[i]);
+          ASSERT_EQ(sym[i], delta_fold(k)) << "bound " << bound << " dead zone " << dead_zone
+                                           << " cur " << int(cur[i]) << " ref " << int(ref[i]);
+          ASSERT_EQ(rec[i], q.nl.reconstruct(ref[i], k))
+              << "bound " << bound << " dead zone " << dead_zone << " cur " << int(cur[i])
+              << " ref " << int(ref[i]);
+          want_cost += delta_symbol_cost(delta_fold(k));
+        }
+        ASSERT_EQ(cost, want_cost) << "bound " << bound << " tile " << t;
+      }
+    }
+}
 
 // Keyframes decode with every predictor as the format's raster-order
 // rebuilding says (docs/delta-format.md, *Spatial prediction*), at 1, 2

@@ -12,6 +12,7 @@
 #include "cudafx/delta_tiles.hpp"
 #include "cudafx/parallel.hpp"
 #include "delta/motion_sad.hpp"
+#include "delta/temporal_avx2.hpp"
 #include "delta/temporal_sse2.hpp"
 
 namespace cudafx {
@@ -110,6 +111,9 @@ inline void copy_tile_row(uint8_t* dst, const uint8_t* src, int w) {
 // reconstruction into `rec`; returns the cost.
 int code_temporal(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, const TileSite& s,
                   const QuantLut& lut, uint8_t* sym, uint8_t* rec) {
+  static const DeltaTemporalTile avx2 = delta_temporal_tile_avx2();
+  if (avx2 && s.w == kDeltaTileW)  // a whole tile, 32 bytes at a time
+    return avx2(cur, cp, ref, rp, s.h, lut.q, sym, rec);
 #if defined(__SSE2__)
   if (s.w % 16 == 0) {  // whole groups of 16 bytes
     auto code_groups = [&](auto code16) {
