@@ -766,6 +766,29 @@ TEST(DeltaV4Tiles, NearLosslessCodingOfEveryBytePairFollowsTheCostRule) {
   }
 }
 
+// Whether bytes [begin, end) of sym and rec are what the per-byte math
+// gives for cur against ref under q (temporal coding: the symbol of the
+// quantised error and the reference rebuilt with it); their summed cost
+// into *cost.
+testing::AssertionResult per_byte_math(const DeltaEncoderQuantiser& q,
+                                       const std::vector<uint8_t>& cur,
+                                       const std::vector<uint8_t>& ref,
+                                       const std::vector<uint8_t>& sym,
+                                       const std::vector<uint8_t>& rec, size_t begin, size_t end,
+                                       int* cost) {
+  *cost = 0;
+  for (size_t i = begin; i < end; i++) {
+    const int k = q.quantise(cur[i] - ref[i]);
+    if (sym[i] != delta_fold(k) || rec[i] != q.nl.reconstruct(ref[i], k))
+      return testing::AssertionFailure()
+             << "cur " << int(cur[i]) << " ref " << int(ref[i]) << ": symbol " << int(sym[i])
+             << " (want " << delta_fold(k) << "), rebuilt " << int(rec[i]) << " (want "
+             << q.nl.reconstruct(ref[i], k) << ")";
+    *cost += delta_symbol_cost(delta_fold(k));
+  }
+  return testing::AssertionSuccess();
+}
+
 #if defined(__SSE2__)
 // The SSE2 temporal kernels (delta/temporal_sse2.hpp) are the per-byte math
 // for every (source, reference) pair at every error bound 0..255 (and at
@@ -792,15 +815,8 @@ TEST(DeltaV4Tiles, Sse2TemporalKernelsAreThePerByteMath) {
           else
             coder.code16(&cur[g], &ref[g], &sym[g], &rec[g], &acc);
           int want_cost = 0;
-          for (int i = g; i < g + 16; i++) {
-            const int k = q.quantise(cur[i] - ref[i]);
-            ASSERT_EQ(sym[i], delta_fold(k)) << "bound " << bound << " dead zone " << dead_zone
-                                             << " cur " << int(cur[i]) << " ref " << int(ref[i]);
-            ASSERT_EQ(rec[i], q.nl.reconstruct(ref[i], k))
-                << "bound " << bound << " dead zone " << dead_zone << " cur " << int(cur[i])
-                << " ref " << int(ref[i]);
-            want_cost += delta_symbol_cost(delta_fold(k));
-          }
+          ASSERT_TRUE(per_byte_math(q, cur, ref, sym, rec, g, g + 16, &want_cost))
+              << "bound " << bound << " dead zone " << dead_zone;
           ASSERT_EQ(sum_halves16(acc), want_cost)
               << "bound " << bound << " group " << g;
         }
@@ -833,15 +849,8 @@ TEST(DeltaV4Tiles, Avx2TemporalTilesAreThePerByteMath) {
         const int cost = avx2(&cur[at], kDeltaTileW, &ref[at], kDeltaTileW, kDeltaTileH, q,
                               &sym[at], &rec[at]);
         int want_cost = 0;
-        for (size_t i = at; i < at + kTile; i++) {
-          const int k = q.quantise(cur[i] - ref[i]);
-          ASSERT_EQ(sym[i], delta_fold(k)) << "bound " << bound << " dead zone " << dead_zone
-                                           << " cur " << int(cur[i]) << " ref " << int(ref[i]);
-          ASSERT_EQ(rec[i], q.nl.reconstruct(ref[i], k))
-              << "bound " << bound << " dead zone " << dead_zone << " cur " << int(cur[i])
-              << " ref " << int(ref[i]);
-          want_cost += delta_symbol_cost(delta_fold(k));
-        }
+        ASSERT_TRUE(per_byte_math(q, cur, ref, sym, rec, at, at + kTile, &want_cost))
+            << "bound " << bound << " dead zone " << dead_zone;
         ASSERT_EQ(cost, want_cost) << "bound " << bound << " tile " << t;
       }
     }
