@@ -320,15 +320,23 @@ TEST(DeltaMotionMath, MarginRepeatsThePlanesEdges) {
 // 0) every read clamps. Both give the same tiles, vectors and
 // reconstruction, frame after frame (the vectors before feeding the next
 // search), on content whose vectors reach past the planes' sides, tiles
-// cut at the right and bottom included.
+// cut at the right and bottom included; and on a pan of 63 pixels a frame
+// that the vectors before start at (63, -63) whole pixels, the farthest a
+// whole-pixel candidate goes, so that stage 3 reads the margin's last
+// pixels.
 TEST(DeltaMotionStream, SearchThroughTheMarginEqualsTheClampedSearch) {
   for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::RGBA, PixelFormat::RGB,
-                        PixelFormat::I420, PixelFormat::NV12}) {
+                        PixelFormat::I420, PixelFormat::NV12})
+   for (bool far : {false, true}) {
     const ImageDesc desc{f, 300, 150};
     const DeltaLayout l = layout_of(desc);
-    const auto clip = tied_clip(desc, 4);
+    const auto clip = far ? panning_clip(desc, 3, kDeltaMaxSearch, -kDeltaMaxSearch, 12)
+                          : tied_clip(desc, 4);
+    const DeltaVector start = far ? DeltaVector{2 * kDeltaMaxSearch, -2 * kDeltaMaxSearch}
+                                  : DeltaVector{};
     for (int threshold : {0, 6}) {
-      const std::string where = std::string(format_info(f).name) + " T=" + std::to_string(threshold);
+      const std::string where = std::string(format_info(f).name) + " T=" +
+                                std::to_string(threshold) + (far ? " far" : "");
       struct Run {
         HostImage ref;
         std::vector<DeltaVector> previous, vectors;
@@ -338,12 +346,12 @@ TEST(DeltaMotionStream, SearchThroughTheMarginEqualsTheClampedSearch) {
       for (Run& r : runs) {
         r.ref = HostImage(desc);
         r.ref.copy_from(clip[0].view());
-        r.previous.assign(l.tile_count(), DeltaVector{});
+        r.previous.assign(l.tile_count(), start);
         r.vectors.assign(l.tile_count(), DeltaVector{});
         r.symbols.assign(l.frame_bytes, 0);
         r.modes.assign(l.tile_count(), 0);
       }
-      size_t moved = 0, near_side = 0;
+      size_t moved = 0, near_side = 0, farthest = 0;
       for (size_t n = 1; n < clip.size(); n++) {
         HostImage plain(desc);
         for (int k = 0; k < 2; k++) {
@@ -372,6 +380,8 @@ TEST(DeltaMotionStream, SearchThroughTheMarginEqualsTheClampedSearch) {
           const DeltaVector a = runs[0].previous[t], b = runs[1].previous[t];
           EXPECT_TRUE(a.dx == b.dx && a.dy == b.dy) << where << " frame " << n << " tile " << t;
           moved += delta_vector_set(a);
+          farthest += std::abs(delta_whole_pixels(a.dx)) >= kDeltaMaxSearch ||
+                      std::abs(delta_whole_pixels(a.dy)) >= kDeltaMaxSearch;
         }
         // Vectors whose block reaches past a side: what the margin serves.
         for (int i = 0; i < l.n_planes; i++) {
@@ -390,8 +400,11 @@ TEST(DeltaMotionStream, SearchThroughTheMarginEqualsTheClampedSearch) {
       }
       EXPECT_GT(moved, l.tile_count() / 4) << where;
       EXPECT_GT(near_side, 0u) << where;
+      if (far) {
+        EXPECT_GT(farthest, 0u) << where;
+      }
     }
-  }
+   }
 }
 
 // Frames whose every byte is the rounded mean of the frame before and its

@@ -330,7 +330,9 @@ TEST(DeltaV4Tiles, SkippedExactlyWhenEveryByteIsWithinTheThreshold) {
           c.data[static_cast<size_t>(y) * c.pitch + x] = static_cast<uint8_t>(std::clamp(base + d, 0, 255));
         }
       // Trial 0: all within; else one byte of each tile T + 1 away.
-      const int spots[][2] = {{0, 0}, {63, 15}, {17, 9}, {48, 0}, {5, 15}, {31, 7}};
+      // (x, y) in the whole tile; x % 37 in the cut one: 16-byte groups 1, 4,
+      // 3, 3, 1, 3 and 1, 2, the ragged end (32..36), 1, 1, the ragged end.
+      const int spots[][2] = {{0, 0}, {63, 15}, {36, 9}, {40, 0}, {5, 15}, {33, 7}};
       if (trial > 0) {
         const int y = spots[trial % 6][1];
         for (int x : {spots[trial % 6][0], kDeltaTileW + spots[trial % 6][0] % 37}) {

@@ -162,9 +162,9 @@ struct DeltaMotionSearch {
 // further) falls inside it, so no candidate clamps.
 constexpr int kDeltaSearchMargin = kDeltaMaxSearch + 1;
 // Copies the planes of `src` (host memory, `layout`'s) into `storage`
-// (sized here on the first call) with kDeltaSearchMargin pixels and rows
-// around each, which repeat the plane's edge pixels; *view is the copy's
-// planes.
+// (resized here when its size is not the layout's) with kDeltaSearchMargin
+// pixels and rows around each, which repeat the plane's edge pixels; *view
+// is the copy's planes.
 void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
                             std::vector<uint8_t>* storage, ImageView* view);
 

@@ -52,8 +52,8 @@ inline DeltaIntra delta_intra_of(const DeltaEncodeSettings& s, bool keyframe, ui
   return intra;
 }
 
-// Encoder, CPU, for the error bound `bound` (DeltaEncoderQuantiser: the
-// symbols are those of delta_quantiser_for(bound)). The tiles `intra` names
+// Encoder, CPU, for the error bound `bound`, 0..255 (DeltaEncoderQuantiser:
+// the symbols are those of delta_quantiser_for(bound)). The tiles `intra` names
 // are coded spatially; any other tile is skipped when all its bytes are
 // within the bound of the reference, else coded both ways (spatially with
 // the byte-to-byte chain of its own reconstruction) and the one with the

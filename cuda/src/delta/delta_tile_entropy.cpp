@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #if defined(__SSE2__)
 #include <emmintrin.h>

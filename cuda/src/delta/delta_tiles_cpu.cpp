@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -65,7 +67,8 @@ struct QuantLut {
 // the tile is skipped (the common case, tested without a division). With
 // SSE2, 16 bytes at a time as |c - r| = (c -sat r) | (r -sat c), over the
 // bound where max(|c - r|, bound) is not the bound (the compiler's own
-// vectorisation had widened the bytes to 32-bit lanes).
+// vectorisation had widened the bytes to 32-bit lanes). The bound is
+// 0..255, as the encoder's threshold.
 bool within_bound(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, const TileSite& s,
                   int bound) {
   int x0 = 0;

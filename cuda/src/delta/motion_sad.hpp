@@ -37,9 +37,10 @@ inline int sad_bytes(const uint8_t* a, const uint8_t* b, int n) {
 
 // One instruction set's kernels. `cur`: the tile's first byte, `cp` bytes
 // a row; `ref`: the block's first byte, `rp` a row; h rows of kDeltaTileW
-// bytes, every byte read inside the plane. Each stops (every fourth row)
-// once the sum has reached `limit` and returns what it has then, which is
-// at least `limit`: a sum that large loses to the search's best anyway.
+// bytes, every byte read inside the plane. Each stops (the vector versions
+// at every fourth row, the portable one at any row) once the sum has
+// reached `limit` and returns what it has then, which is at least `limit`:
+// a sum that large loses to the search's best anyway.
 struct DeltaBlockSad {
   const char* name;
   // Against the block at ref.
