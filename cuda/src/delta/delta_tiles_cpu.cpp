@@ -387,21 +387,6 @@ void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const
   }
 }
 
-// A half-pixel prediction from the whole-pixel tiles at and right of /
-// below it (tl at (ix, iy), tr at (ix + 1, iy), bl at (ix, iy + 1), br at
-// both), n bytes: the rounded mean of tl and tr (fx), of tl and bl (fy), or
-// of all four (both), as delta_moved_byte. `out` may be tl.
-void half_pixel_mean(const uint8_t* tl, const uint8_t* tr, const uint8_t* bl, const uint8_t* br,
-                     bool fx, bool fy, int n, uint8_t* out) {
-  if (fx && fy) {
-    for (int k = 0; k < n; k++)
-      out[k] = static_cast<uint8_t>((tl[k] + tr[k] + bl[k] + br[k] + 2) >> 2);
-  } else {
-    const uint8_t* other = fx ? tr : bl;
-    for (int k = 0; k < n; k++) out[k] = static_cast<uint8_t>((tl[k] + other[k] + 1) >> 1);
-  }
-}
-
 // The prediction of a tile moved by v (half pixels: delta_moved_byte, by
 // the whole-pixel tiles around it), into `pred` (w bytes a row).
 void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const TileSite& s,

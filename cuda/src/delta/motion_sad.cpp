@@ -16,7 +16,7 @@
 
 #include "cudafx/delta.hpp"
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "delta/avx2_lanes.hpp"
 #define CUDAFX_SAD_X86 1
 #endif
 
@@ -35,17 +35,11 @@ int whole_portable(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp,
 
 int half_portable(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int right, bool fx,
                   bool fy, int h, int limit) {
-  const size_t other = fx ? static_cast<size_t>(right) : rp;
   int sum = 0;
   for (int y = 0; y < h && sum < limit; y++) {
     const uint8_t* a = ref + y * rp;
     uint8_t mean[kDeltaTileW];
-    if (fx && fy) {
-      for (int x = 0; x < kDeltaTileW; x++)
-        mean[x] = static_cast<uint8_t>((a[x] + a[x + right] + a[x + rp] + a[x + rp + right] + 2) >> 2);
-    } else {
-      for (int x = 0; x < kDeltaTileW; x++) mean[x] = static_cast<uint8_t>((a[x] + a[x + other] + 1) >> 1);
-    }
+    half_pixel_mean(a, a + right, a + rp, a + rp + right, fx, fy, kDeltaTileW, mean);
     sum += sad_bytes(cur + y * cp, mean, kDeltaTileW);
   }
   return sum;
@@ -57,11 +51,6 @@ constexpr DeltaBlockSad kPortable{"portable", whole_portable, half_portable};
 
 // -- AVX2: a row as two 32-byte halves --
 
-#define CUDAFX_AVX2 __attribute__((target("avx2")))
-
-CUDAFX_AVX2 inline __m256i load32(const uint8_t* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
 CUDAFX_AVX2 inline __m256i mean4_32(__m256i a, __m256i b, __m256i c, __m256i d) {
   const __m256i p = _mm256_avg_epu8(a, b), q = _mm256_avg_epu8(c, d);
   const __m256i odd = _mm256_and_si256(
@@ -70,21 +59,16 @@ CUDAFX_AVX2 inline __m256i mean4_32(__m256i a, __m256i b, __m256i c, __m256i d) 
       _mm256_set1_epi8(1));
   return _mm256_sub_epi8(_mm256_avg_epu8(p, q), odd);
 }
-CUDAFX_AVX2 inline int sum_lanes32(__m256i acc) {
-  const __m128i s = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-  return _mm_cvtsi128_si32(s) + _mm_cvtsi128_si32(_mm_srli_si128(s, 8));
-}
-
 CUDAFX_AVX2 int whole_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int h,
                            int limit) {
   __m256i acc = _mm256_setzero_si256();
   for (int y = 0; y < h; y++, cur += cp, ref += rp) {
     acc = _mm256_add_epi64(acc, _mm256_add_epi64(_mm256_sad_epu8(load32(cur), load32(ref)),
                                                  _mm256_sad_epu8(load32(cur + 32), load32(ref + 32))));
-    if ((y & 3) == 3 && y + 1 < h && sum_lanes32(acc) >= limit)
+    if ((y & 3) == 3 && y + 1 < h && sum_lanes64x4(acc) >= limit)
       break;
   }
-  return sum_lanes32(acc);
+  return sum_lanes64x4(acc);
 }
 
 CUDAFX_AVX2 int half_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int right,
@@ -99,10 +83,10 @@ CUDAFX_AVX2 int half_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, siz
                                  : _mm256_avg_epu8(load32(a), load32(a + other));
       acc = _mm256_add_epi64(acc, _mm256_sad_epu8(load32(cur + x), m));
     }
-    if ((y & 3) == 3 && y + 1 < h && sum_lanes32(acc) >= limit)
+    if ((y & 3) == 3 && y + 1 < h && sum_lanes64x4(acc) >= limit)
       break;
   }
-  return sum_lanes32(acc);
+  return sum_lanes64x4(acc);
 }
 
 constexpr DeltaBlockSad kAvx2{"avx2", whole_avx2, half_avx2};

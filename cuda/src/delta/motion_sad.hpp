@@ -35,6 +35,21 @@ inline int sad_bytes(const uint8_t* a, const uint8_t* b, int n) {
   return sum;
 }
 
+// A half-pixel prediction from the whole-pixel tiles at and right of /
+// below it (tl at (ix, iy), tr at (ix + 1, iy), bl at (ix, iy + 1), br at
+// both), n bytes: the rounded mean of tl and tr (fx), of tl and bl (fy), or
+// of all four (both), as delta_moved_byte. `out` may be tl.
+inline void half_pixel_mean(const uint8_t* tl, const uint8_t* tr, const uint8_t* bl,
+                            const uint8_t* br, bool fx, bool fy, int n, uint8_t* out) {
+  if (fx && fy) {
+    for (int k = 0; k < n; k++)
+      out[k] = static_cast<uint8_t>((tl[k] + tr[k] + bl[k] + br[k] + 2) >> 2);
+  } else {
+    const uint8_t* other = fx ? tr : bl;
+    for (int k = 0; k < n; k++) out[k] = static_cast<uint8_t>((tl[k] + other[k] + 1) >> 1);
+  }
+}
+
 // One instruction set's kernels. `cur`: the tile's first byte, `cp` bytes
 // a row; `ref`: the block's first byte, `rp` a row; h rows of kDeltaTileW
 // bytes, every byte read inside the plane. Each stops (the vector versions

@@ -9,7 +9,7 @@
 
 #include "cudafx/delta.hpp"
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "delta/avx2_lanes.hpp"
 #define CUDAFX_TEMPORAL_AVX2 1
 #endif
 
@@ -17,20 +17,7 @@ namespace cudafx {
 namespace {
 
 #if defined(CUDAFX_TEMPORAL_AVX2)
-#define CUDAFX_AVX2 __attribute__((target("avx2")))
-
 static_assert(kDeltaTileW == 64, "a tile row is two 32-byte halves");
-
-CUDAFX_AVX2 inline __m256i load32(const uint8_t* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
-CUDAFX_AVX2 inline void store32(uint8_t* p, __m256i v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
-}
-CUDAFX_AVX2 inline int sum_lanes(__m256i acc) {  // four 64-bit sums
-  const __m128i s = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-  return _mm_cvtsi128_si32(s) + _mm_cvtsi128_si32(_mm_srli_si128(s, 8));
-}
 
 // delta_symbol_cost of 16-bit symbols m: 1 for 0, else 8 + 8 * bits(m).
 CUDAFX_AVX2 inline __m256i symbol_costs16(__m256i m) {
@@ -103,7 +90,7 @@ CUDAFX_AVX2 int near_lossless_tile(const uint8_t* cur, size_t cp, const uint8_t*
       store32(rec + x, _mm256_packus_epi16(rec_lo, rec_hi));  // clamped to 0..255
       acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_packus_epi16(cost_lo, cost_hi), zero));
     }
-  return sum_lanes(acc);
+  return sum_lanes64x4(acc);
 }
 
 // code_lossless16 on 32 bytes: the fold of (cur - ref) mod 256, cur as the
@@ -130,7 +117,7 @@ CUDAFX_AVX2 int lossless_tile(const uint8_t* cur, size_t cp, const uint8_t* ref,
           _mm256_and_si256(is_zero, _mm256_set1_epi8(1)));
       acc = _mm256_add_epi64(acc, _mm256_sad_epu8(per_byte, zero));
     }
-  return sum_lanes(acc);
+  return sum_lanes64x4(acc);
 }
 
 int temporal_tile_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int h,
