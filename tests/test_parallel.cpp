@@ -46,6 +46,20 @@ TEST(ParallelFor, AWorkerIndexIsOneThreadAtATimeWithinAJob) {
   EXPECT_EQ(overlaps.load(), 0);
 }
 
+// Jobs far apart (the workers asleep by then, past their spin) and back to
+// back (the workers still polling): every index once either way.
+TEST(ParallelFor, JobsAfterTheWorkersSleptAndWhileTheyPoll) {
+  for (int round = 0; round < 40; round++) {
+    if (round % 2)  // not a synchronisation: long enough for the workers to sleep
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const int n = 3 + round;
+    std::vector<std::atomic<int>> calls(n);
+    parallel_for(n, [&](int i, int) { calls[i]++; });
+    for (int i = 0; i < n; i++)
+      ASSERT_EQ(calls[i].load(), 1) << "round " << round << " index " << i;
+  }
+}
+
 // Two threads' jobs are in flight at once: each job's first item waits for
 // the other job to have started. A pool that ran jobs one after the other
 // would make the first wait for ever: the wait has a guard of ten seconds.

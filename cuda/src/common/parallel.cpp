@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -9,6 +11,18 @@
 
 namespace cudafx {
 namespace {
+
+// How long a thread polls before it sleeps: a worker for the next job, a
+// caller for its job's last items.
+constexpr std::chrono::microseconds kSpin{50};
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 // Workers sleep on a condition variable between jobs. A job is one
 // parallel_for call; its caller takes part as worker 0, so the pool holds
@@ -38,16 +52,26 @@ class Pool {
 
   void run(int count, const std::function<void(int, int)>& fn) {
     Job job(fn, count);
+    bool wake;
     {
       std::lock_guard<std::mutex> lk(m_);
       jobs_.push_back(&job);
+      wake = sleepers_ > 0;
     }
-    cv_.notify_all();
+    posted_.fetch_add(1, std::memory_order_release);
+    if (wake)
+      cv_.notify_all();
     const int finished = job.work(0);
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      job.done += finished;
+    }
+    // Spin a while before sleeping: the workers finish the job's last items
+    // within microseconds, far sooner than a sleep and a wake-up take.
+    spin_until([&] { return job.complete(); });
     std::unique_lock<std::mutex> lk(m_);
-    job.done += finished;
     // Every item returned, and no worker still holds the job.
-    done_cv_.wait(lk, [&] { return job.done == count && job.workers == 0; });
+    done_cv_.wait(lk, [&] { return job.complete(); });
     jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
   }
 
@@ -57,9 +81,13 @@ class Pool {
     const std::function<void(int, int)>& fn;
     const int count;
     std::atomic<int> next{0};
-    int done = 0;     // items returned (under m_)
-    int workers = 0;  // pool threads working on it (under m_)
+    std::atomic<int> done{0};     // items returned (written under m_)
+    std::atomic<int> workers{0};  // pool threads working on it (written under m_)
     bool has_items() const { return next.load(std::memory_order_relaxed) < count; }
+    bool complete() const {
+      return done.load(std::memory_order_acquire) == count &&
+             workers.load(std::memory_order_acquire) == 0;
+    }
     // Runs items until none is left; how many it ran.
     int work(int worker) {
       int n = 0;
@@ -69,6 +97,19 @@ class Pool {
     }
   };
 
+  // Polls `ready` for up to kSpin; whether it became true.
+  template <class Ready>
+  static bool spin_until(Ready ready) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 0;; i++) {
+      if (ready())
+        return true;
+      if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until)
+        return false;
+      cpu_relax();
+    }
+  }
+
   Job* job_with_items() const {
     for (Job* j : jobs_)
       if (j->has_items())
@@ -77,11 +118,21 @@ class Pool {
   }
 
   void loop(int worker) {
+    uint64_t seen = posted_.load(std::memory_order_acquire);
     for (;;) {
+      // A job posted while this worker spins is taken without a sleep.
+      spin_until([&] { return posted_.load(std::memory_order_acquire) != seen; });
       Job* job = nullptr;
       {
         std::unique_lock<std::mutex> lk(m_);
-        cv_.wait(lk, [&] { return quit_ || (job = job_with_items()) != nullptr; });
+        seen = posted_.load(std::memory_order_acquire);
+        job = job_with_items();
+        if (!job) {
+          sleepers_++;
+          cv_.wait(lk, [&] { return quit_ || (job = job_with_items()) != nullptr; });
+          sleepers_--;
+          seen = posted_.load(std::memory_order_acquire);
+        }
         if (quit_)
           return;
         job->workers++;
@@ -103,6 +154,8 @@ class Pool {
   std::condition_variable cv_, done_cv_;
   std::vector<Job*> jobs_;  // running, oldest first (under m_)
   bool quit_ = false;
+  int sleepers_ = 0;  // workers waiting on cv_ (under m_)
+  std::atomic<uint64_t> posted_{0};  // jobs posted so far
 };
 
 Pool& pool() {
