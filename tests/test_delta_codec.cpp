@@ -449,6 +449,8 @@ TEST(DeltaRans, SymbolStepEqualsTheWideArithmetic) {
   for (uint32_t freq = 1; freq <= kRansScale; freq++) {
     const uint32_t start = kRansScale - freq;  // the largest start this frequency allows
     const RansSymbol sym(start, freq, div);
+    // The step adds x for the reciprocal's bit 32, which every frequency's has.
+    ASSERT_EQ(ExactReciprocal(freq).m >> 32, 1u) << "freq " << freq;
     const uint64_t x_max = uint64_t((kRansLow >> kRansScaleBits) << 8) * freq;
     std::vector<uint64_t> states = {kRansLow, (uint64_t(kRansLow) << 8) - 1, x_max - 1, x_max,
                                     (x_max << 8) - 1, x_max << 8};

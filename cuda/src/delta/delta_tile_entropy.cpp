@@ -304,6 +304,7 @@ struct DeltaTileEntropy::Impl {
   std::vector<uint16_t> sequence;
   std::vector<size_t> sequence_offset;
   std::vector<size_t> sequence_size;
+  std::vector<int> order;  // the lanes, longest first (the coding pass)
   Table enc[kDeltaContexts];
   bool scaled = true;  // tables with a shift (set_scaled_tables)
   // How each (context, value) is coded under enc (encode_tables), as
@@ -468,21 +469,46 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   // 2. Tables.
   CUDAFX_TRY(encode_tables(quantiser, keyframe, total.data(), reuse_tables, out, nullptr));
   // 3. Lanes, each backwards into its own room, from the entries
-  // encode_tables made (m.coding).
-  parallel_for(n_lanes, [&](int li, int) {
-    if (m.sequence_size[li] == 0) {  // absent (a present lane has a mode or a mask)
-      m.stream_size[li] = 0;
-      return;
+  // encode_tables made (m.coding). A lane's coding is one chain of
+  // dependent steps (two states taking turns), so a worker codes two lanes
+  // side by side, their chains interleaved; the lanes are paired longest
+  // with next longest and the longest pairs go first (the last to start
+  // are the shortest, so the workers finish together).
+  m.order.resize(n_lanes);
+  for (int li = 0; li < n_lanes; li++) m.order[li] = li;
+  std::sort(m.order.begin(), m.order.end(), [&](int a, int b) {
+    return m.sequence_size[a] != m.sequence_size[b] ? m.sequence_size[a] > m.sequence_size[b]
+                                                    : a < b;
+  });
+  parallel_for((n_lanes + 1) / 2, [&](int pair, int) {
+    // Locals, not captures: the byte stores could alias what the closure
+    // reaches, which would then be loaded again after each store.
+    const RansSymbol* const sym = reinterpret_cast<const RansSymbol*>(m.coding.data());
+    const uint16_t* const sequence = m.sequence.data();
+    uint8_t* const room = m.room.data();
+    const int la = m.order[2 * pair];
+    const int lb = 2 * pair + 1 < n_lanes ? m.order[2 * pair + 1] : -1;
+    // The symbols, last first (rANS); each pair is its entry's index:
+    // context << 8 | value.
+    const uint16_t* const seq_a = sequence + m.sequence_offset[la];
+    uint8_t* const end_a = room + m.slot_offset[la + 1];
+    const size_t na = m.sequence_size[la];
+    RansWriter a(end_a);
+    size_t ka = na;
+    if (lb >= 0) {
+      const uint16_t* const seq_b = sequence + m.sequence_offset[lb];
+      uint8_t* const end_b = room + m.slot_offset[lb + 1];
+      const size_t nb = m.sequence_size[lb];  // <= na
+      RansWriter b(end_b);
+      for (size_t kb = nb; kb > 0; ka--, kb--) {
+        a.put(sym[seq_a[ka - 1]]);
+        b.put(sym[seq_b[kb - 1]]);
+      }
+      // absent (a present lane has a mode or a mask)
+      m.stream_size[lb] = nb ? static_cast<uint32_t>(end_b - b.finish()) : 0;
     }
-    // The symbols, last first (rANS).
-    const uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
-    uint8_t* end = m.room.data() + m.slot_offset[li + 1];
-    RansWriter writer(end);
-    const auto* sym = reinterpret_cast<const RansSymbol*>(m.coding.data());
-    for (size_t k = m.sequence_size[li]; k-- > 0;)
-      writer.put(sym[seq[k]]);  // the pair is the entry's index: context << 8 | value
-    const uint8_t* begin = writer.finish();
-    m.stream_size[li] = static_cast<uint32_t>(end - begin);
+    for (; ka > 0; ka--) a.put(sym[seq_a[ka - 1]]);
+    m.stream_size[la] = na ? static_cast<uint32_t>(end_a - a.finish()) : 0;
   });
   // 4. Directory: which lanes are present, their sizes; then the streams.
   append_lanes(m.stream_size.data(), out);

@@ -62,25 +62,26 @@ inline const RansDivisors& rans_divisors() {
 // (ryg_rans's "encoder symbol"). With the state x in [kRansLow, kRansLow <<
 // 8) < 2^31 and x_max = 2^19 freq <= 2^31:
 //  - x >= x_max << 8 iff (x >> 8) >= x_max;
-//  - ExactReciprocal's m is below 2^33 (m_lo, and m_hi the bit above 32),
-//    so x m >> 32 = umulhi(x, m_lo) + m_hi x (< 2^32: umulhi < x < 2^31)
-//    and x / freq = that >> (s - 32);
+//  - ExactReciprocal's m lies in [2^32, 2^33) for every freq (freq <= 2^c
+//    makes 2^(32 + c) / freq >= 2^32, freq > 2^(c - 1) makes it < 2^33;
+//    freq = 1: m = 2^32), so m = 2^32 + m_lo, x m >> 32 = umulhi(x, m_lo)
+//    + x (< 2^32: umulhi < x < 2^31) and x / freq = that >> (s - 32);
 //  - the new state (q << 12) + (x - q freq) + start = x + q (4096 - freq) +
 //    start.
 // Every step is exact, so the bytes equal the 64-bit form's.
 struct alignas(16) RansSymbol {
   uint32_t m_lo, x_max;
   uint16_t start, cofreq;  // cofreq: kRansScale - freq
-  uint8_t shift, m_hi;     // shift: s - 32
+  uint8_t shift;           // s - 32
+  uint8_t unused8 = 0;
   uint16_t unused = 0;
   RansSymbol() = default;
   RansSymbol(uint32_t start_, uint32_t freq, const RansDivisors& div)
-      : m_lo(static_cast<uint32_t>(div.m[freq])),
+      : m_lo(static_cast<uint32_t>(div.m[freq])),  // m - 2^32
         x_max(((kRansLow >> kRansScaleBits) << 8) * freq),
         start(static_cast<uint16_t>(start_)),
         cofreq(static_cast<uint16_t>(kRansScale - freq)),
-        shift(static_cast<uint8_t>(div.s[freq] - 32)),
-        m_hi(static_cast<uint8_t>(div.m[freq] >> 32)) {}
+        shift(static_cast<uint8_t>(div.s[freq] - 32)) {}
 };
 
 CUDAFX_HD uint32_t rans_mulhi(uint32_t a, uint32_t b) {
@@ -97,7 +98,7 @@ CUDAFX_HD uint32_t rans_shed_bytes(uint32_t x, const RansSymbol& sym) {
 }
 // The state after coding `sym` from x, once x has shed its bytes.
 CUDAFX_HD uint32_t rans_code_step(uint32_t x, const RansSymbol& sym) {
-  const uint32_t q = (rans_mulhi(x, sym.m_lo) + (sym.m_hi ? x : 0)) >> sym.shift;
+  const uint32_t q = (rans_mulhi(x, sym.m_lo) + x) >> sym.shift;
   return x + q * sym.cofreq + sym.start;
 }
 
