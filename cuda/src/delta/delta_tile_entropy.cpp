@@ -306,6 +306,7 @@ struct DeltaTileEntropy::Impl {
   std::vector<size_t> sequence_size;
   std::vector<int> order;  // the lanes, longest first (the coding pass)
   Table enc[kDeltaContexts];
+  Table fresh[kDeltaContexts];  // encode_tables: each context's new table
   bool scaled = true;  // tables with a shift (set_scaled_tables)
   // How each (context, value) is coded under enc (encode_tables), as
   // RansSymbols: entries at and past a context's enc[ctx].n are zero.
@@ -535,18 +536,26 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
                                " beyond the alphabet of context " + std::to_string(ctx));
   if (keyframe)
     reset();
+  // Each context's choice is its own: made on every core, then written in
+  // order (one core had taken them in turn while the others waited).
+  bool reuse[kDeltaContexts];
+  parallel_for(kDeltaContexts, [&](int ctx, int) {
+    const int alphabet = alphabet_of(ctx, nl.range);
+    const uint32_t* counts = &total[ctx * 256];
+    Table& fresh = m.fresh[ctx];
+    const double fresh_bits = choose_table(counts, alphabet, m.scaled, &fresh);
+    const bool can_reuse = reuse_tables && m.enc_valid[ctx] && m.enc[ctx].n <= alphabet;
+    reuse[ctx] =
+        can_reuse && (fresh.n == 0 || coded_bits(counts, alphabet, m.enc[ctx]) <= fresh_bits);
+  });
   BitWriter bits(out);
   bool changed[kDeltaContexts] = {};
   for (int ctx = 0; ctx < kDeltaContexts; ctx++) {
-    const int alphabet = alphabet_of(ctx, nl.range);
-    const uint32_t* counts = &total[ctx * 256];
-    Table fresh;
-    const double fresh_bits = choose_table(counts, alphabet, m.scaled, &fresh);
-    const bool can_reuse = reuse_tables && m.enc_valid[ctx] && m.enc[ctx].n <= alphabet;
-    if (can_reuse && (fresh.n == 0 || coded_bits(counts, alphabet, m.enc[ctx]) <= fresh_bits)) {
+    if (reuse[ctx]) {
       bits.put(kTableReused, kTableCountBits);
       continue;
     }
+    const Table& fresh = m.fresh[ctx];
     m.enc[ctx] = fresh;
     m.enc_valid[ctx] = fresh.n > 0;
     changed[ctx] = true;
@@ -562,9 +571,9 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
   const RansDivisors& div = rans_divisors();
   auto* sym = reinterpret_cast<RansSymbol*>(m.coding.data());
   const bool whole = coding && coding != m.mirror;  // a buffer not filled before
-  for (int ctx = 0; ctx < kDeltaContexts; ctx++) {
+  parallel_for(kDeltaContexts, [&](int ctx, int) {
     if (!changed[ctx] && !whole)
-      continue;
+      return;
     // Entries up to the longer of the old and the new table: past both
     // they are zero already.
     const Table& t = m.enc[ctx];
@@ -578,7 +587,7 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
     if (coding)
       std::copy(m.coding.begin() + ctx * 256, m.coding.begin() + ctx * 256 + upto,
                 coding + ctx * 256);
-  }
+  });
   m.mirror = coding;  // none: the next buffer is filled whole
   return Status::ok();
 }
