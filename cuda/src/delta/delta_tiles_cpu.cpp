@@ -406,20 +406,30 @@ void gather_moved(const ImageView& prev, int i, const DeltaPlaneLayout& p, const
   half_pixel_mean(pred, right, below, diagonal, fx, fy, s.w * s.h, pred);
 }
 
-// Whether the block kernels (delta_block_sad) may read the tile moved by
-// whole pixels from (dx0, dy0) to (dx1, dy1) straight from m.prev: a whole
-// tile's width, and every byte inside the plane or its margin (the
-// clamping then reads what the margin holds).
-bool block_readable(const DeltaMotionSearch& m, const DeltaPlaneLayout& p, const TileSite& s,
-                    int dx0, int dy0, int dx1, int dy1) {
+// The whole-pixel vectors by which the block kernels (delta_block_sad) may
+// read the tile moved straight from m.prev: a whole tile's width, and
+// every byte inside the plane or its margin (the clamping then reads what
+// the margin holds). Found once a tile, as ranges: tested per candidate it
+// had cost three integer divisions each, as much as many a candidate's
+// sum that stops after four rows.
+struct ReadableVectors {
+  int dx0 = 1, dx1 = 0, dy0 = 1, dy1 = 0;  // none
+  bool contains(int dx, int dy) const { return dx >= dx0 && dx <= dx1 && dy >= dy0 && dy <= dy1; }
+};
+ReadableVectors readable_vectors(const DeltaMotionSearch& m, const DeltaPlaneLayout& p,
+                                 const TileSite& s) {
+  ReadableVectors r;
   if (s.w != kDeltaTileW)
-    return false;
+    return r;
   const int first = s.x0 / s.c, last = (s.x0 + s.w - 1) / s.c;
-  return first + dx0 >= -m.margin && last + dx1 <= p.row_bytes / s.c - 1 + m.margin &&
-         s.y0 + dy0 >= -m.margin && s.y0 + s.h - 1 + dy1 <= p.height - 1 + m.margin;
+  r.dx0 = -m.margin - first;
+  r.dx1 = p.row_bytes / s.c - 1 + m.margin - last;
+  r.dy0 = -m.margin - s.y0;
+  r.dy1 = p.height - 1 + m.margin - (s.y0 + s.h - 1);
+  return r;
 }
 // The first byte of the tile moved by (dx, dy) whole pixels, inside the
-// plane or its margin (block_readable).
+// plane or its margin (readable_vectors).
 const uint8_t* moved_block(const ImageView& prev, int i, const TileSite& s, int dx, int dy) {
   return prev.data[i] + static_cast<size_t>(s.y0 + dy) * prev.pitch[i] + s.x0 + dx * s.c;
 }
@@ -428,11 +438,11 @@ const uint8_t* moved_block(const ImageView& prev, int i, const TileSite& s, int 
 // `prev` moved by (dx, dy); stops early once it reaches `limit` (a sum
 // that large loses to the best anyway).
 int moved_sad(const uint8_t* cur, size_t cp, const DeltaMotionSearch& m, int i,
-              const DeltaPlaneLayout& p, const TileSite& s, int dx, int dy, int limit) {
+              const DeltaPlaneLayout& p, const TileSite& s, const ReadableVectors& readable,
+              const DeltaBlockSad& kernels, int dx, int dy, int limit) {
   const ImageView& prev = m.prev;
-  if (block_readable(m, p, s, dx, dy, dx, dy))  // every candidate with the margin
-    return delta_block_sad().whole(cur, cp, moved_block(prev, i, s, dx, dy), prev.pitch[i], s.h,
-                                   limit);
+  if (readable.contains(dx, dy))  // every candidate with the margin
+    return kernels.whole(cur, cp, moved_block(prev, i, s, dx, dy), prev.pitch[i], s.h, limit);
   const bool inside = columns_inside(s, dx, p.row_bytes);
   int column[kDeltaTileW];
   if (!inside)
@@ -460,11 +470,13 @@ int moved_sad(const uint8_t* cur, size_t cp, const DeltaMotionSearch& m, int i,
 // vector, (0, 0) when no candidate beats the unmoved tile.
 DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& m, int i,
                         const DeltaPlaneLayout& p, const TileSite& s) {
-  int best = moved_sad(cur, cp, m, i, p, s, 0, 0, INT_MAX), bx = 0, by = 0;
+  const ReadableVectors readable = readable_vectors(m, p, s);
+  const DeltaBlockSad& kernels = delta_block_sad();
+  int best = moved_sad(cur, cp, m, i, p, s, readable, kernels, 0, 0, INT_MAX), bx = 0, by = 0;
   auto consider = [&](int dx, int dy) {
     if (!delta_search_candidate(dx, dy))
       return;
-    const int sad = moved_sad(cur, cp, m, i, p, s, dx, dy, best);
+    const int sad = moved_sad(cur, cp, m, i, p, s, readable, kernels, dx, dy, best);
     if (sad < best) {
       best = sad;
       bx = dx;
@@ -489,10 +501,10 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
   by *= 2;
   if (best == 0)  // exact: no sum can be smaller
     return DeltaVector{static_cast<int8_t>(bx), static_cast<int8_t>(by)};
-  if (block_readable(m, p, s, wx - 1, wy - 1, wx + 1, wy + 1)) {
+  if (readable.contains(wx - 1, wy - 1) && readable.contains(wx + 1, wy + 1)) {
     // Every byte the half pixels read lies inside the plane or its margin:
     // each summed straight from the reference, without gathering.
-    const DeltaBlockSad& k = delta_block_sad();
+    const DeltaBlockSad& k = kernels;
     for (int j = 0; j < kDeltaSearchStage3; j++) {
       int hx = 0, hy = 0;
       delta_search_stage3(j, wx, wy, &hx, &hy);
