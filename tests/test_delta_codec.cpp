@@ -468,6 +468,29 @@ TEST(DeltaRans, SymbolStepEqualsTheWideArithmetic) {
   }
 }
 
+// The tables' division by the context's total (CountDivisor) is the true
+// quotient for every dividend a count times the scale can be, at divisors
+// around every power of two and random ones.
+TEST(DeltaRans, CountDivisorEqualsTheDivision) {
+  std::mt19937_64 rng(13);
+  std::vector<uint64_t> divisors = {1, 2, 3, 4095, 4096, 4097, 0xffffffffu, uint64_t(1) << 32,
+                                    (uint64_t(1) << 40) + 7};
+  for (int b = 1; b < 40; b++)
+    for (int64_t off : {-1, 0, 1}) divisors.push_back((uint64_t(1) << b) + off);
+  for (int i = 0; i < 200; i++) divisors.push_back(1 + rng() % 0xffffffffu);
+  const uint64_t top = (uint64_t(1) << CountDivisor::kDividendBits) - 1;
+  for (uint64_t d : divisors) {
+    const CountDivisor div(d);
+    std::vector<uint64_t> xs = {0, 1, d - 1, d, d + 1, top, top - 1, top / d * d, top / d * d - 1};
+    for (int i = 0; i < 500; i++) xs.push_back(rng() & top);
+    for (uint64_t x : xs) {
+      if (x > top)
+        continue;
+      ASSERT_EQ(div.divide(x), x / d) << x << " / " << d;
+    }
+  }
+}
+
 // put2(a, b) writes what put(a); put(b) writes (the GPU coder codes pairs
 // of symbols with it).
 TEST(DeltaRans, PairedPutsEqualSinglePuts) {

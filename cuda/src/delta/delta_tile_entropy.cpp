@@ -104,9 +104,10 @@ bool normalise(const uint32_t* counts, int alphabet, Table* t, int shift = 0) {
     return false;
   int64_t sum = 0;
   int top = 0;
+  const CountDivisor per_total(total);
   for (int v = 0; v < n; v++) {
     const uint32_t f =
-        counts[v] ? std::max<uint64_t>(1, counts[v] * uint64_t(scale) / total) : 0;
+        counts[v] ? std::max<uint64_t>(1, per_total.divide(counts[v] * uint64_t(scale))) : 0;
     t->freq[v] = static_cast<uint16_t>(f);
     sum += f;
     if (counts[v] > counts[top])

@@ -37,6 +37,33 @@ struct ExactReciprocal {
   uint32_t divide(uint32_t x) const { return static_cast<uint32_t>((x * m) >> s); }
 };
 
+// x / d for every x < 2^44 (a 32-bit count times the scale) and d >= 1,
+// for the encoder's tables (normalise, delta_tile_entropy.cpp), where a
+// 64-bit division per value seen had been most of the work. With 128-bit
+// integers by a multiply and a shift: m = ceil(2^s / d), s = 44 +
+// ceil(log2 d), errs by less than x / 2^s < 1 / d (m d - 2^s < d <=
+// 2^(s - 44)), too little to cross an integer (the fraction of x / d is a
+// multiple of 1 / d); m <= 2^45 + 1, so x m < 2^90. Without them, the
+// division.
+struct CountDivisor {
+  static constexpr int kDividendBits = 44;
+#if defined(__SIZEOF_INT128__) && !defined(__CUDA_ARCH__)
+  unsigned __int128 m;
+  int s;
+  explicit CountDivisor(uint64_t d) {
+    int c = 0;
+    while (c < 64 && (uint64_t(1) << c) < d) c++;
+    s = kDividendBits + c;
+    m = ((static_cast<unsigned __int128>(1) << s) + d - 1) / d;
+  }
+  uint64_t divide(uint64_t x) const { return static_cast<uint64_t>((x * m) >> s); }
+#else
+  uint64_t d;
+  explicit CountDivisor(uint64_t d_) : d(d_) {}
+  uint64_t divide(uint64_t x) const { return x / d; }
+#endif
+};
+
 // ExactReciprocal's multipliers and shifts for every freq in 1..kRansScale
 // (the encoder's division per symbol, x / freq for every state x < 2^31),
 // kept in two arrays (36 KB, not 64), from which RansSymbols are made.
