@@ -283,6 +283,53 @@ TEST(DeltaMotionKernels, BlockSumsAreThePerByteMath) {
   EXPECT_EQ(tried, 240 * static_cast<int>(versions.size()));
 }
 
+// A stage's candidates in one call (whole_best) pick what summing them one
+// by one picks: the first whose exact sum is below the best so far, in
+// order, so a later tie does not take it; the best sum updated; -1 and the
+// best untouched when none is below it. Lists with repeats (ties), every
+// length 0..34, every version.
+TEST(DeltaMotionKernels, AStagesListPicksWhatOneByOnePicks) {
+  std::vector<const DeltaBlockSad*> versions{delta_block_sad_portable(), delta_block_sad_avx2()};
+  versions.erase(std::remove(versions.begin(), versions.end(), nullptr), versions.end());
+  constexpr int kRowBytes = 200, kRows = 64;
+  std::mt19937 rng(77);
+  std::vector<uint8_t> plane(kRowBytes * kRows), cur(kDeltaTileW * kDeltaTileH);
+  for (auto& b : plane) b = static_cast<uint8_t>(rng());
+  for (size_t k = 0; k < cur.size(); k++)  // near the block at (64, 24)
+    cur[k] = static_cast<uint8_t>(plane[(24 + k / kDeltaTileW) * kRowBytes + 64 + k % kDeltaTileW] +
+                                  rng() % 5);
+  const uint8_t* origin = plane.data() + 24 * kRowBytes + 64;
+  for (const DeltaBlockSad* v : versions)
+    for (int n = 0; n <= 34; n++)
+      for (int trial = 0; trial < 8; trial++) {
+        std::vector<ptrdiff_t> offsets;
+        for (int k = 0; k < n; k++) {
+          // Vectors within +-3 (a repeat now and then: ties), the one of
+          // the near block among them.
+          const int dx = static_cast<int>(rng() % 7) - 3, dy = static_cast<int>(rng() % 7) - 3;
+          offsets.push_back(k > 0 && rng() % 4 == 0 ? offsets[rng() % k]
+                                                     : static_cast<ptrdiff_t>(dy) * kRowBytes + dx);
+        }
+        const int start = trial % 2 ? INT_MAX : 20 * kDeltaTileW * kDeltaTileH / 8;
+        int want_best = start, want = -1;
+        for (int k = 0; k < n; k++) {
+          int sum = 0;
+          for (int y = 0; y < kDeltaTileH; y++)
+            for (int x = 0; x < kDeltaTileW; x++)
+              sum += std::abs(cur[y * kDeltaTileW + x] - origin[offsets[k] + y * kRowBytes + x]);
+          if (sum < want_best) {
+            want_best = sum;
+            want = k;
+          }
+        }
+        int best = start;
+        const int got = v->whole_best(cur.data(), kDeltaTileW, origin, kRowBytes, kDeltaTileH,
+                                      offsets.data(), n, &best);
+        ASSERT_EQ(got, want) << v->name << " n=" << n << " trial " << trial;
+        ASSERT_EQ(best, want_best) << v->name << " n=" << n << " trial " << trial;
+      }
+}
+
 // The CPU encoder's copy of the reference repeats each plane's edge pixels
 // (every channel) into a margin of kDeltaSearchMargin pixels and rows, so
 // a read there is the clamped read of the per-byte math.

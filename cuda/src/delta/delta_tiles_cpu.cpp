@@ -483,16 +483,48 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
       by = dy;
     }
   };
+  // A stage's candidates in order, summed in one call where every one is
+  // readable straight from the reference (with the margin, all of a whole
+  // tile's), else one by one.
+  constexpr int kMostCandidates = std::max(kDeltaSearchStage1, kDeltaSearchStage2);
+  int list_dx[kMostCandidates], list_dy[kMostCandidates], listed = 0;
+  ptrdiff_t offsets[kMostCandidates];
+  bool all_readable = true;
+  const uint8_t* const origin = moved_block(m.prev, i, s, 0, 0);
+  auto add = [&](int dx, int dy) {
+    if (!delta_search_candidate(dx, dy))
+      return;
+    list_dx[listed] = dx;
+    list_dy[listed] = dy;
+    offsets[listed++] = static_cast<ptrdiff_t>(dy) * static_cast<ptrdiff_t>(m.prev.pitch[i]) + dx * s.c;
+    all_readable = all_readable && readable.contains(dx, dy);
+  };
+  auto run_stage = [&] {
+    if (all_readable) {
+      const int k =
+          kernels.whole_best(cur, cp, origin, m.prev.pitch[i], s.h, offsets, listed, &best);
+      if (k >= 0) {
+        bx = list_dx[k];
+        by = list_dy[k];
+      }
+    } else {
+      for (int k = 0; k < listed; k++) consider(list_dx[k], list_dy[k]);
+    }
+    listed = 0;
+    all_readable = true;
+  };
   int dx = 0, dy = 0;
   for (int k = 0; k < kDeltaSearchStage1; k++) {
     delta_search_stage1(k, m.previous[s.tile], m.global[i], &dx, &dy);
-    consider(dx, dy);
+    add(dx, dy);
   }
+  run_stage();
   const int cx = bx, cy = by;
   for (int k = 0; k < kDeltaSearchStage2; k++) {
     delta_search_stage2(k, cx, cy, &dx, &dy);
-    consider(dx, dy);
+    add(dx, dy);
   }
+  run_stage();
   // Stage 3, in half pixels: each candidate the rounded mean of two or four
   // of the 3 x 3 whole-pixel tiles around the best (gathered once), as
   // delta_moved_byte.

@@ -45,7 +45,20 @@ int half_portable(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, 
   return sum;
 }
 
-constexpr DeltaBlockSad kPortable{"portable", whole_portable, half_portable};
+int whole_best_portable(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int h,
+                        const ptrdiff_t* offsets, int n, int* best) {
+  int chosen = -1;
+  for (int k = 0; k < n; k++) {
+    const int sum = whole_portable(cur, cp, ref + offsets[k], rp, h, *best);
+    if (sum < *best) {
+      *best = sum;
+      chosen = k;
+    }
+  }
+  return chosen;
+}
+
+constexpr DeltaBlockSad kPortable{"portable", whole_portable, half_portable, whole_best_portable};
 
 #if defined(CUDAFX_SAD_X86)
 
@@ -59,7 +72,7 @@ CUDAFX_AVX2 inline __m256i mean4_32(__m256i a, __m256i b, __m256i c, __m256i d) 
       _mm256_set1_epi8(1));
   return _mm256_sub_epi8(_mm256_avg_epu8(p, q), odd);
 }
-CUDAFX_AVX2 int whole_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int h,
+CUDAFX_AVX2 inline int whole_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int h,
                            int limit) {
   __m256i acc = _mm256_setzero_si256();
   for (int y = 0; y < h; y++, cur += cp, ref += rp) {
@@ -89,7 +102,22 @@ CUDAFX_AVX2 int half_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, siz
   return sum_lanes64x4(acc);
 }
 
-constexpr DeltaBlockSad kAvx2{"avx2", whole_avx2, half_avx2};
+// whole_best_portable's loop with whole_avx2 inlined (a template could not
+// carry the target attribute into its instances).
+CUDAFX_AVX2 int whole_best_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp,
+                                int h, const ptrdiff_t* offsets, int n, int* best) {
+  int chosen = -1;
+  for (int k = 0; k < n; k++) {
+    const int sum = whole_avx2(cur, cp, ref + offsets[k], rp, h, *best);
+    if (sum < *best) {
+      *best = sum;
+      chosen = k;
+    }
+  }
+  return chosen;
+}
+
+constexpr DeltaBlockSad kAvx2{"avx2", whole_avx2, half_avx2, whole_best_avx2};
 
 #endif  // CUDAFX_SAD_X86
 

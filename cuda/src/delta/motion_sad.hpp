@@ -66,6 +66,15 @@ struct DeltaBlockSad {
   // ((a + b + c + d + 2) >> 2, both); at least one of fx, fy.
   int (*half)(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int right, bool fx,
               bool fy, int h, int limit);
+  // A list of candidates, the blocks at ref + offsets[k] for k = 0..n-1 in
+  // order, each summed as `whole` against the best so far (*best) and
+  // taking its place when its sum is below it: the search's loop over a
+  // stage, in one call (called per candidate through this table, the
+  // call had cost as much as many a sum that stops after four rows).
+  // Returns the index of the last candidate that took the best, -1 when
+  // none did.
+  int (*whole_best)(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int h,
+                    const ptrdiff_t* offsets, int n, int* best);
 };
 
 // The fastest version this CPU runs (chosen once).
