@@ -85,7 +85,8 @@ class DeltaTileEntropy {
   //   fills `coding` (kDeltaContexts x 256 entries, null: not wanted) with
   //   how each value is coded under them (the buffer of the last call again
   //   is only written where the tables changed: it must still hold what
-  //   that call left);
+  //   that call left); with `coding`, on the calling thread alone (encode()
+  //   spreads the contexts over the CPU pool);
   // - append_lanes: the lane directory for streams of sizes[li] bytes (0:
   //   the lane is absent), to be followed by the streams in lane order.
   Status encode_tables(int quantiser, bool keyframe, const uint32_t* counts, bool reuse_tables,

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #if defined(__SSE2__)
@@ -538,9 +539,18 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
   if (keyframe)
     reset();
   // Each context's choice is its own: made on every core, then written in
-  // order (one core had taken them in turn while the others waited).
+  // order (one core had taken them in turn while the others waited). Not
+  // for a coder whose lanes run elsewhere (the CUDA encoder, `coding`
+  // given): its host thread alone, which is what its host time counts.
+  const auto for_each_context = [&](const std::function<void(int, int)>& fn) {
+    if (coding) {
+      for (int ctx = 0; ctx < kDeltaContexts; ctx++) fn(ctx, 0);
+    } else {
+      parallel_for(kDeltaContexts, fn);
+    }
+  };
   bool reuse[kDeltaContexts];
-  parallel_for(kDeltaContexts, [&](int ctx, int) {
+  for_each_context([&](int ctx, int) {
     const int alphabet = alphabet_of(ctx, nl.range);
     const uint32_t* counts = &total[ctx * 256];
     Table& fresh = m.fresh[ctx];
@@ -572,7 +582,7 @@ Status DeltaTileEntropy::encode_tables(int quantiser, bool keyframe, const uint3
   const RansDivisors& div = rans_divisors();
   auto* sym = reinterpret_cast<RansSymbol*>(m.coding.data());
   const bool whole = coding && coding != m.mirror;  // a buffer not filled before
-  parallel_for(kDeltaContexts, [&](int ctx, int) {
+  for_each_context([&](int ctx, int) {
     if (!changed[ctx] && !whole)
       return;
     // Entries up to the longer of the old and the new table: past both
