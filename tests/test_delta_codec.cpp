@@ -474,7 +474,8 @@ TEST(DeltaRans, SymbolStepEqualsTheWideArithmetic) {
 TEST(DeltaRans, CountDivisorEqualsTheDivision) {
   std::mt19937_64 rng(13);
   std::vector<uint64_t> divisors = {1, 2, 3, 4095, 4096, 4097, 0xffffffffu, uint64_t(1) << 32,
-                                    (uint64_t(1) << 40) + 7};
+                                    (uint64_t(1) << 40) + 7, (uint64_t(1) << 44) - 1,
+                                    uint64_t(1) << 44, uint64_t(1) << 63, ~uint64_t(0)};
   for (int b = 1; b < 40; b++)
     for (int64_t off : {-1, 0, 1}) divisors.push_back((uint64_t(1) << b) + off);
   for (int i = 0; i < 200; i++) divisors.push_back(1 + rng() % 0xffffffffu);

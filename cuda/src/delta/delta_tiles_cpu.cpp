@@ -431,7 +431,9 @@ ReadableVectors readable_vectors(const DeltaMotionSearch& m, const DeltaPlaneLay
 // The first byte of the tile moved by (dx, dy) whole pixels, inside the
 // plane or its margin (readable_vectors).
 const uint8_t* moved_block(const ImageView& prev, int i, const TileSite& s, int dx, int dy) {
-  return prev.data[i] + static_cast<size_t>(s.y0 + dy) * prev.pitch[i] + s.x0 + dx * s.c;
+  // Signed: in the margin above the plane the row is negative.
+  return prev.data[i] + static_cast<ptrdiff_t>(s.y0 + dy) * static_cast<ptrdiff_t>(prev.pitch[i]) +
+         s.x0 + dx * s.c;
 }
 
 // The sum of absolute differences between the tile of `cur` and plane i of
