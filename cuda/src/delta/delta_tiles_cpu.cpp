@@ -475,19 +475,10 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
   const ReadableVectors readable = readable_vectors(m, p, s);
   const DeltaBlockSad& kernels = delta_block_sad();
   int best = moved_sad(cur, cp, m, i, p, s, readable, kernels, 0, 0, INT_MAX), bx = 0, by = 0;
-  auto consider = [&](int dx, int dy) {
-    if (!delta_search_candidate(dx, dy))
-      return;
-    const int sad = moved_sad(cur, cp, m, i, p, s, readable, kernels, dx, dy, best);
-    if (sad < best) {
-      best = sad;
-      bx = dx;
-      by = dy;
-    }
-  };
-  // A stage's candidates in order, summed in one call where every one is
-  // readable straight from the reference (with the margin, all of a whole
-  // tile's), else one by one.
+  // A stage's candidates (those delta_search_candidate scores) in order,
+  // summed in one call where every one is readable straight from the
+  // reference (with the margin, all of a whole tile's), else one by one;
+  // each becomes the best when its sum is below the best's so far.
   constexpr int kMostCandidates = std::max(kDeltaSearchStage1, kDeltaSearchStage2);
   int list_dx[kMostCandidates], list_dy[kMostCandidates], listed = 0;
   ptrdiff_t offsets[kMostCandidates];
@@ -498,7 +489,8 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
       return;
     list_dx[listed] = dx;
     list_dy[listed] = dy;
-    offsets[listed++] = static_cast<ptrdiff_t>(dy) * static_cast<ptrdiff_t>(m.prev.pitch[i]) + dx * s.c;
+    offsets[listed++] =
+        static_cast<ptrdiff_t>(dy) * static_cast<ptrdiff_t>(m.prev.pitch[i]) + dx * s.c;
     all_readable = all_readable && readable.contains(dx, dy);
   };
   auto run_stage = [&] {
@@ -510,7 +502,15 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
         by = list_dy[k];
       }
     } else {
-      for (int k = 0; k < listed; k++) consider(list_dx[k], list_dy[k]);
+      for (int k = 0; k < listed; k++) {
+        const int sad =
+            moved_sad(cur, cp, m, i, p, s, readable, kernels, list_dx[k], list_dy[k], best);
+        if (sad < best) {
+          best = sad;
+          bx = list_dx[k];
+          by = list_dy[k];
+        }
+      }
     }
     listed = 0;
     all_readable = true;
@@ -538,15 +538,15 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
   if (readable.contains(wx - 1, wy - 1) && readable.contains(wx + 1, wy + 1)) {
     // Every byte the half pixels read lies inside the plane or its margin:
     // each summed straight from the reference, without gathering.
-    const DeltaBlockSad& k = kernels;
     for (int j = 0; j < kDeltaSearchStage3; j++) {
       int hx = 0, hy = 0;
       delta_search_stage3(j, wx, wy, &hx, &hy);
       if (!delta_search_half_candidate(hx, hy))
         continue;
-      const int sad = k.half(cur, cp,
-                             moved_block(m.prev, i, s, delta_whole_pixels(hx), delta_whole_pixels(hy)),
-                             m.prev.pitch[i], s.c, hx & 1, hy & 1, s.h, best);
+      const int sad =
+          kernels.half(cur, cp,
+                       moved_block(m.prev, i, s, delta_whole_pixels(hx), delta_whole_pixels(hy)),
+                       m.prev.pitch[i], s.c, hx & 1, hy & 1, s.h, best);
       if (sad < best) {
         best = sad;
         bx = hx;

@@ -72,8 +72,8 @@ CUDAFX_AVX2 inline __m256i mean4_32(__m256i a, __m256i b, __m256i c, __m256i d) 
       _mm256_set1_epi8(1));
   return _mm256_sub_epi8(_mm256_avg_epu8(p, q), odd);
 }
-CUDAFX_AVX2 inline int whole_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int h,
-                           int limit) {
+CUDAFX_AVX2 inline int whole_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp,
+                                  int h, int limit) {
   __m256i acc = _mm256_setzero_si256();
   for (int y = 0; y < h; y++, cur += cp, ref += rp) {
     acc = _mm256_add_epi64(acc, _mm256_add_epi64(_mm256_sad_epu8(load32(cur), load32(ref)),
