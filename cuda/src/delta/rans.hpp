@@ -66,16 +66,17 @@ struct CountDivisor {
 
 // ExactReciprocal's multipliers and shifts for every freq in 1..kRansScale
 // (the encoder's division per symbol, x / freq for every state x < 2^31),
-// kept in two arrays (36 KB, not 64), from which RansSymbols are made.
+// from which RansSymbols are made: each multiplier without its bit 32,
+// which every one has (RansSymbol below), so 20 KB in two arrays.
 struct RansDivisors {
-  uint64_t m[kRansScale + 1];
+  uint32_t m_lo[kRansScale + 1];  // m - 2^32
   uint8_t s[kRansScale + 1];
   RansDivisors() {
-    m[0] = 0;
+    m_lo[0] = 0;
     s[0] = 0;
     for (uint32_t f = 1; f <= kRansScale; f++) {
       const ExactReciprocal r(f);
-      m[f] = r.m;
+      m_lo[f] = static_cast<uint32_t>(r.m);
       s[f] = static_cast<uint8_t>(r.s);
     }
   }
@@ -100,11 +101,10 @@ struct alignas(16) RansSymbol {
   uint32_t m_lo, x_max;
   uint16_t start, cofreq;  // cofreq: kRansScale - freq
   uint8_t shift;           // s - 32
-  uint8_t unused8 = 0;
-  uint16_t unused = 0;
+  uint8_t unused[3] = {};
   RansSymbol() = default;
   RansSymbol(uint32_t start_, uint32_t freq, const RansDivisors& div)
-      : m_lo(static_cast<uint32_t>(div.m[freq])),  // m - 2^32
+      : m_lo(div.m_lo[freq]),
         x_max(((kRansLow >> kRansScaleBits) << 8) * freq),
         start(static_cast<uint16_t>(start_)),
         cofreq(static_cast<uint16_t>(kRansScale - freq)),
