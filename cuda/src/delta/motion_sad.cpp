@@ -102,12 +102,74 @@ CUDAFX_AVX2 int half_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, siz
   return sum_lanes64x4(acc);
 }
 
-// whole_best_portable's loop with whole_avx2 inlined (a template could not
-// carry the target attribute into its instances).
+// whole_avx2 from row y on with the sum `acc` of the rows before it.
+CUDAFX_AVX2 inline int whole_rows_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref,
+                                       size_t rp, int y, int h, int limit, __m256i acc) {
+  for (cur += y * cp, ref += y * rp; y < h; y++, cur += cp, ref += rp) {
+    acc = _mm256_add_epi64(acc, _mm256_add_epi64(_mm256_sad_epu8(load32(cur), load32(ref)),
+                                                 _mm256_sad_epu8(load32(cur + 32), load32(ref + 32))));
+    if ((y & 3) == 3 && y + 1 < h && sum_lanes64x4(acc) >= limit)
+      break;
+  }
+  return sum_lanes64x4(acc);
+}
+
+// Two candidates' sums side by side, each row of the tile loaded once for
+// both (a candidate's sum is load-bound: two loads of the tile's row and
+// two of the block's for two psadbw); each as whole_avx2 gives it against
+// `limit` (exact below it, at least `limit` otherwise). Once one reaches
+// the limit, the other goes on alone.
+CUDAFX_AVX2 inline void whole2_avx2(const uint8_t* cur, size_t cp, const uint8_t* ra,
+                                    const uint8_t* rb, size_t rp, int h, int limit, int* sa,
+                                    int* sb) {
+  __m256i acc_a = _mm256_setzero_si256(), acc_b = _mm256_setzero_si256();
+  const uint8_t* c = cur;
+  const uint8_t *a = ra, *b = rb;
+  for (int y = 0; y < h; y++, c += cp, a += rp, b += rp) {
+    const __m256i c0 = load32(c), c1 = load32(c + 32);
+    acc_a = _mm256_add_epi64(acc_a, _mm256_add_epi64(_mm256_sad_epu8(c0, load32(a)),
+                                                     _mm256_sad_epu8(c1, load32(a + 32))));
+    acc_b = _mm256_add_epi64(acc_b, _mm256_add_epi64(_mm256_sad_epu8(c0, load32(b)),
+                                                     _mm256_sad_epu8(c1, load32(b + 32))));
+    if ((y & 3) == 3 && y + 1 < h) {
+      const int sum_a = sum_lanes64x4(acc_a), sum_b = sum_lanes64x4(acc_b);
+      if (sum_a >= limit) {
+        *sa = sum_a;
+        *sb = sum_b >= limit ? sum_b : whole_rows_avx2(cur, cp, rb, rp, y + 1, h, limit, acc_b);
+        return;
+      }
+      if (sum_b >= limit) {
+        *sa = whole_rows_avx2(cur, cp, ra, rp, y + 1, h, limit, acc_a);
+        *sb = sum_b;
+        return;
+      }
+    }
+  }
+  *sa = sum_lanes64x4(acc_a);
+  *sb = sum_lanes64x4(acc_b);
+}
+
+// whole_best_portable's loop, two candidates at a time (whole2_avx2), both
+// against the best before the first: the second's sum is exact wherever it
+// could take the best (below the best before, and so below any best after
+// the first), so the choice is the one by one loop's.
 CUDAFX_AVX2 int whole_best_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp,
                                 int h, const ptrdiff_t* offsets, int n, int* best) {
   int chosen = -1;
-  for (int k = 0; k < n; k++) {
+  int k = 0;
+  for (; k + 1 < n; k += 2) {
+    int sa = 0, sb = 0;
+    whole2_avx2(cur, cp, ref + offsets[k], ref + offsets[k + 1], rp, h, *best, &sa, &sb);
+    if (sa < *best) {
+      *best = sa;
+      chosen = k;
+    }
+    if (sb < *best) {
+      *best = sb;
+      chosen = k + 1;
+    }
+  }
+  if (k < n) {
     const int sum = whole_avx2(cur, cp, ref + offsets[k], rp, h, *best);
     if (sum < *best) {
       *best = sum;
