@@ -330,6 +330,29 @@ TEST(DeltaMotionKernels, AStagesListPicksWhatOneByOnePicks) {
       }
 }
 
+// The bytes of a delta_margin_image's margins (and plane) that differ from
+// the clamped reads of `src` (the per-byte math's).
+int margin_bytes_wrong(const DeltaLayout& l, const ImageView& with_margin, const ImageView& src) {
+  constexpr int m = kDeltaSearchMargin;
+  int wrong = 0;
+  for (int i = 0; i < l.n_planes; i++) {
+    const DeltaPlaneLayout& p = l.planes[i];
+    const int c = p.pixel_bytes, width = p.row_bytes / c;
+    for (int y = -m; y < p.height + m; y++)
+      for (int x = -m; x < width + m; x++)
+        for (int ch = 0; ch < c; ch++) {
+          const int got = with_margin.data[i][static_cast<ptrdiff_t>(y) *
+                                                  static_cast<ptrdiff_t>(with_margin.pitch[i]) +
+                                              x * c + ch];
+          const int want = src.data[i][static_cast<size_t>(delta_moved_row(0, y, p.height)) *
+                                           src.pitch[i] +
+                                       delta_moved_column(ch, x, c, p.row_bytes)];
+          wrong += got != want;
+        }
+  }
+  return wrong;
+}
+
 // The CPU encoder's copy of the reference repeats each plane's edge pixels
 // (every channel) into a margin of kDeltaSearchMargin pixels and rows, so
 // a read there is the clamped read of the per-byte math.
@@ -344,21 +367,7 @@ TEST(DeltaMotionMath, MarginRepeatsThePlanesEdges) {
     ImageView copy;
     delta_copy_with_margin(l, src.view(), &storage, &copy);
     delta_copy_with_margin(l, src.view(), &storage, &copy);  // again, into the same storage
-    constexpr int m = kDeltaSearchMargin;
-    for (int i = 0; i < l.n_planes; i++) {
-      const DeltaPlaneLayout& p = l.planes[i];
-      const int c = p.pixel_bytes, width = p.row_bytes / c;
-      int wrong = 0;
-      for (int y = -m; y < p.height + m; y++)
-        for (int x = -m; x < width + m; x++)
-          for (int ch = 0; ch < c; ch++) {
-            const int got = copy.data[i][static_cast<ptrdiff_t>(y) * static_cast<ptrdiff_t>(copy.pitch[i]) + x * c + ch];
-            const int want = src.view().data[i][static_cast<size_t>(delta_moved_row(0, y, p.height)) * src.view().pitch[i] +
-                                                delta_moved_column(ch, x, c, p.row_bytes)];
-            wrong += got != want;
-          }
-      EXPECT_EQ(wrong, 0) << format_info(f).name << " plane " << i;
-    }
+    EXPECT_EQ(margin_bytes_wrong(l, copy, src.view()), 0) << format_info(f).name;
   }
 }
 
@@ -452,6 +461,95 @@ TEST(DeltaMotionStream, SearchThroughTheMarginEqualsTheClampedSearch) {
       }
     }
    }
+}
+
+// The CPU encoder's two references (DeltaRebuild): the frame rebuilt into
+// the other one, margins filled and checksum summed row band by row band,
+// gives what rebuilding in place after a copy with margin gives -- the
+// same symbols, modes, vectors and reconstruction, the reconstruction's
+// margins repeating its edges, the checksum delta_checksum's -- and leaves
+// the reference it read as it was. Frame after frame, the two references
+// taking turns, on content that moves past the sides (vectors into the
+// margins), with a frame repeated (every tile skipped: copied across) and
+// a flat background (some tiles skipped in every frame).
+TEST(DeltaMotionStream, TwoReferencesEqualACopyAndARebuildInPlace) {
+  for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::RGBA, PixelFormat::RGB,
+                        PixelFormat::I420, PixelFormat::NV12})
+    for (bool far : {false, true}) {
+      const ImageDesc desc{f, 300, 150};
+      const DeltaLayout l = layout_of(desc);
+      auto clip = far ? panning_clip(desc, 4, kDeltaMaxSearch, -kDeltaMaxSearch, 13)
+                      : tied_clip(desc, 4);
+      clip.emplace_back(desc);
+      clip.back().copy_from(clip[clip.size() - 2].view());  // a frame repeated
+      for (int threshold : {0, 6}) {
+        const std::string where = std::string(format_info(f).name) + " T=" +
+                                  std::to_string(threshold) + (far ? " far" : "");
+        // In place: the reference and its copy with margin.
+        HostImage ref(desc);
+        ref.copy_from(clip[0].view());
+        std::vector<uint8_t> copy_storage;
+        // Two references with margins, the first holding clip[0].
+        std::vector<uint8_t> storage[2];
+        ImageView refs[2];
+        for (int k = 0; k < 2; k++) delta_margin_image(l, &storage[k], &refs[k]);
+        for (int i = 0; i < l.n_planes; i++)
+          copy_plane_host(refs[0].plane(i), clip[0].view().plane(i));
+        delta_fill_margins(l, refs[0]);
+        ASSERT_EQ(margin_bytes_wrong(l, refs[0], clip[0].view()), 0) << where;
+        int at = 0;
+        std::vector<DeltaVector> previous[2], vectors[2];
+        std::vector<uint8_t> symbols[2], modes[2];
+        // As the clamped search's test: the far pan's vectors start there.
+        const DeltaVector start = far ? DeltaVector{2 * kDeltaMaxSearch, -2 * kDeltaMaxSearch}
+                                      : DeltaVector{};
+        for (int k = 0; k < 2; k++) {
+          previous[k].assign(l.tile_count(), start);
+          vectors[k].assign(l.tile_count(), DeltaVector{});
+          symbols[k].assign(l.frame_bytes, 0);
+          modes[k].assign(l.tile_count(), 0);
+        }
+        size_t skipped = 0, moved = 0;
+        for (size_t n = 1; n < clip.size(); n++) {
+          DeltaMotionSearch m[2];
+          delta_copy_with_margin(l, ref.view(), &copy_storage, &m[0].prev);
+          m[1].prev = refs[at];
+          for (int k = 0; k < 2; k++) {
+            m[k].margin = kDeltaSearchMargin;
+            m[k].previous = previous[k].data();
+            delta_global_vectors(l, previous[k].data(), m[k].global);
+            m[k].vectors = vectors[k].data();
+          }
+          HostImage before(desc);
+          before.copy_from(refs[at]);
+          delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), threshold, {}, symbols[0].data(),
+                                 modes[0].data(), &m[0]);
+          DeltaRebuild rebuild;
+          rebuild.out = refs[1 - at];
+          rebuild.checksum = 12345;
+          delta_tiles_encode_cpu(l, clip[n].view(), refs[at], threshold, {}, symbols[1].data(),
+                                 modes[1].data(), &m[1], nullptr, &rebuild);
+          EXPECT_EQ(testing_support::max_abs_diff(before.view(), refs[at]), 0)
+              << where << " frame " << n << ": the reference read was written";
+          at = 1 - at;
+          EXPECT_EQ(symbols[0], symbols[1]) << where << " frame " << n;
+          EXPECT_EQ(modes[0], modes[1]) << where << " frame " << n;
+          EXPECT_EQ(testing_support::max_abs_diff(ref.view(), refs[at]), 0)
+              << where << " frame " << n;
+          EXPECT_EQ(margin_bytes_wrong(l, refs[at], ref.view()), 0) << where << " frame " << n;
+          EXPECT_EQ(rebuild.checksum, delta_checksum(l, ref.view())) << where << " frame " << n;
+          for (size_t t = 0; t < l.tile_count(); t++) {
+            EXPECT_TRUE(vectors[0][t].dx == vectors[1][t].dx && vectors[0][t].dy == vectors[1][t].dy)
+                << where << " frame " << n << " tile " << t;
+            skipped += modes[0][t] == kDeltaSkip;
+            moved += delta_vector_set(vectors[0][t]);
+          }
+          for (int k = 0; k < 2; k++) previous[k].swap(vectors[k]);
+        }
+        EXPECT_GE(skipped, l.tile_count()) << where;  // the repeated frame's at least
+        EXPECT_GT(moved, l.tile_count() / 4) << where;
+      }
+    }
 }
 
 // Frames whose every byte is the rounded mean of the frame before and its

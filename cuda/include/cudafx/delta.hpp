@@ -99,6 +99,10 @@ size_t for_each_set_tile(const DeltaLayout& layout, const uint8_t* bitmaps, F fn
 // word (zero-extended at row ends) mixed with its position and summed, so it
 // is order-sensitive and computes in parallel on either backend.
 uint64_t delta_checksum(const DeltaLayout& layout, const ImageView& img);
+// Its terms of rows [y0, y1) of one plane: delta_checksum is the sum (mod
+// 2^64) of these over any split of every plane's rows.
+uint64_t delta_checksum_rows(const DeltaLayout& layout, const ImageView& img, int plane, int y0,
+                             int y1);
 
 // -- the closed loop, CPU --
 
@@ -303,18 +307,23 @@ class DeltaEncoder {
 
  private:
   DeltaLayout layout_;
-  std::vector<uint8_t> ref_storage_;
-  ImageView ref_;
+  // The reference: one of two images with the motion search's margin
+  // (delta_margin_image). A frame with motion search reads the one and
+  // makes the next in the other (delta_tiles_encode_cpu's DeltaRebuild),
+  // filling its margins as it goes; any other frame rebuilds the reference
+  // where it is, and the margins are filled before the next search.
+  std::vector<uint8_t> ref_storage_[2];
+  ImageView refs_[2];
+  int ref_index_ = 0;
+  bool margins_filled_ = false;
+  ImageView ref_;  // refs_[ref_index_]
   std::vector<uint8_t> raw_;
   std::unique_ptr<DeltaEntropyCoder> entropy_;
   DeltaScratch scratch_;
   std::vector<uint8_t> symbols_, modes_;  // format 4
   std::vector<uint8_t> predictors_;       // format 4 keyframes: one a tile
   std::unique_ptr<DeltaTileEntropy> tiles_;
-  // Format 4's motion search: the reference before the frame, and this and
-  // the previous frame's vectors.
-  std::vector<uint8_t> prev_storage_;
-  ImageView prev_;
+  // Format 4's motion search: this and the previous frame's vectors.
   std::vector<DeltaVector> vectors_, previous_vectors_;
   uint32_t counter_ = 0;
   bool have_ref_ = false;

@@ -24,6 +24,7 @@
 namespace cudafx {
 
 struct DeltaLayout;  // delta.hpp, which includes this header
+struct DeltaPlaneLayout;
 
 // One tile's vector, in half pixels; (0, 0) is none (a plain temporal
 // tile).
@@ -167,6 +168,20 @@ constexpr int kDeltaSearchMargin = kDeltaMaxSearch + 1;
 // is the copy's planes.
 void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
                             std::vector<uint8_t>* storage, ImageView* view);
+// An image of `layout` with kDeltaSearchMargin pixels and rows around each
+// plane, in `storage` (resized here when its size is not the layout's);
+// *view is its planes. Its bytes are as `storage` held them (zero when
+// new).
+void delta_margin_image(const DeltaLayout& layout, std::vector<uint8_t>* storage,
+                        ImageView* view);
+// Fills the margin beside rows [y0, y1) of a plane of such an image (p's
+// plane, its first byte at `plane`, `pitch` bytes a row) with their edge
+// pixels, and with y0 = 0 or y1 = p.height the rows above or below the
+// plane with its first or last row (margins included).
+void delta_fill_margin_rows(const DeltaPlaneLayout& p, uint8_t* plane, size_t pitch, int y0,
+                            int y1);
+// The same for every plane of such an image, all rows (in parallel).
+void delta_fill_margins(const DeltaLayout& layout, const ImageView& view);
 
 // Each plane's most frequent vector other than (0, 0) in `v` (one a tile,
 // all planes), the earliest in tile order among equally frequent ones;

@@ -68,11 +68,25 @@ inline DeltaIntra delta_intra_of(const DeltaEncodeSettings& s, bool keyframe, ui
 // other frame, spatial tiles use predictor 0 (MED) and `predictors` is not
 // written. Returns the number of symbols coded (the bytes of the tiles not
 // skipped).
+//
+// With `rebuild`, the reconstruction goes to rebuild->out instead, `ref`
+// left as it is (a skipped tile's bytes copied from it): the CPU encoder's
+// two references, the one before the frame and the one it makes, which
+// spares it a copy of the reference a frame for the motion search (the
+// reference before the frame, which moved tiles read around them). Each
+// band of a tile row then also gets, while its bytes are at hand, the
+// margin beside its rows (and with the first and last band the rows above
+// and below the plane: out must be a delta_margin_image) and its part of
+// the checksum, rebuild->checksum being delta_checksum of out.
+struct DeltaRebuild {
+  ImageView out;
+  uint64_t checksum = 0;  // set by the call
+};
 size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const ImageView& ref, int bound, const DeltaIntra& intra,
                               uint8_t* symbols, uint8_t* modes,
                               const DeltaMotionSearch* motion = nullptr,
-                              uint8_t* predictors = nullptr);
+                              uint8_t* predictors = nullptr, DeltaRebuild* rebuild = nullptr);
 
 // The number of symbols `modes` codes: the bytes of the tiles not skipped.
 size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes);

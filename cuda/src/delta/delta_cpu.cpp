@@ -64,6 +64,14 @@ uint64_t checksum_rows(const DeltaPlaneLayout& p, const uint8_t* data, size_t pi
 
 }  // namespace
 
+uint64_t delta_checksum_rows(const DeltaLayout& layout, const ImageView& img, int plane, int y0,
+                             int y1) {
+  uint64_t base = 0;
+  for (int i = 0; i < plane; i++)
+    base += static_cast<uint64_t>((layout.planes[i].row_bytes + 7) / 8) * layout.planes[i].height;
+  return checksum_rows(layout.planes[plane], img.data[plane], img.pitch[plane], y0, y1, base);
+}
+
 // A sum of independent terms: bands of rows in parallel, added up after.
 uint64_t delta_checksum(const DeltaLayout& layout, const ImageView& img) {
   constexpr int kBandRows = 64;

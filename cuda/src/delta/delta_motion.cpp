@@ -94,8 +94,8 @@ void delta_global_vectors(const DeltaLayout& layout, const DeltaVector* v,
   }
 }
 
-void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
-                            std::vector<uint8_t>* storage, ImageView* view) {
+void delta_margin_image(const DeltaLayout& layout, std::vector<uint8_t>* storage,
+                        ImageView* view) {
   constexpr int m = kDeltaSearchMargin;
   size_t pitch[kMaxPlanes] = {}, offset[kMaxPlanes] = {}, total = 0;
   for (int i = 0; i < layout.n_planes; i++) {
@@ -106,14 +106,47 @@ void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
   }
   if (storage->size() != total)
     storage->assign(total, 0);
-  view->desc = src.desc;
+  *view = ImageView{};
+  view->desc = layout.desc;
   for (int i = 0; i < layout.n_planes; i++) {
     view->data[i] = storage->data() + offset[i];
     view->pitch[i] = pitch[i];
   }
-  // Bands of rows in parallel (a frame's copy on one thread had left the
-  // other cores waiting): each band's rows with their sides, the first and
-  // last band also the rows above and below the plane.
+}
+
+void delta_fill_margin_rows(const DeltaPlaneLayout& p, uint8_t* plane, size_t pitch, int y0,
+                            int y1) {
+  constexpr int m = kDeltaSearchMargin;
+  const int c = p.pixel_bytes;
+  for (int y = y0; y < y1; y++) {
+    uint8_t* const row = plane + static_cast<size_t>(y) * pitch;
+    uint8_t* const last = row + p.row_bytes - c;
+    if (c == 1) {
+      std::memset(row - m, row[0], m);
+      std::memset(last + 1, last[0], m);
+    } else {
+      for (int k = 0; k < m * c; k++) {
+        row[k - m * c] = row[k % c];
+        last[c + k] = last[k % c];
+      }
+    }
+  }
+  const size_t span = static_cast<size_t>(p.row_bytes) + 2 * m * c;
+  if (y0 == 0) {
+    uint8_t* const first_row = plane - m * c;
+    for (int k = 1; k <= m; k++) std::memcpy(first_row - k * pitch, first_row, span);
+  }
+  if (y1 == p.height) {
+    uint8_t* const last_row = plane - m * c + static_cast<size_t>(p.height - 1) * pitch;
+    for (int k = 1; k <= m; k++) std::memcpy(last_row + k * pitch, last_row, span);
+  }
+}
+
+namespace {
+// Calls fn(plane, y0, y1) for bands of kBand rows of every plane, in
+// parallel (a frame's copy on one thread had left the other cores waiting).
+template <class F>
+void for_each_row_band(const DeltaLayout& layout, F fn) {
   constexpr int kBand = 32;
   int bands[kMaxPlanes + 1] = {};
   for (int i = 0; i < layout.n_planes; i++)
@@ -121,33 +154,30 @@ void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
   parallel_for(bands[layout.n_planes], [&](int job, int) {
     int i = 0;
     while (job >= bands[i + 1]) i++;
+    const int y0 = (job - bands[i]) * kBand;
+    fn(i, y0, std::min(layout.planes[i].height, y0 + kBand));
+  });
+}
+}  // namespace
+
+void delta_fill_margins(const DeltaLayout& layout, const ImageView& view) {
+  for_each_row_band(layout, [&](int i, int y0, int y1) {
+    delta_fill_margin_rows(layout.planes[i], view.data[i], view.pitch[i], y0, y1);
+  });
+}
+
+void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
+                            std::vector<uint8_t>* storage, ImageView* view) {
+  delta_margin_image(layout, storage, view);
+  view->desc = src.desc;
+  // Each band's rows, then their sides (and the rows above and below the
+  // plane from the first and last band).
+  for_each_row_band(layout, [&](int i, int y0, int y1) {
     const DeltaPlaneLayout& p = layout.planes[i];
-    const int c = p.pixel_bytes, band = job - bands[i];
-    const int y0 = band * kBand, y1 = std::min(p.height, y0 + kBand);
-    uint8_t* const plane = view->data[i];
-    for (int y = y0; y < y1; y++) {
-      uint8_t* row = plane + static_cast<size_t>(y) * pitch[i];
-      std::memcpy(row, src.data[i] + static_cast<size_t>(y) * src.pitch[i], p.row_bytes);
-      uint8_t* const last = row + p.row_bytes - c;
-      if (c == 1) {
-        std::memset(row - m, row[0], m);
-        std::memset(last + 1, last[0], m);
-      } else {
-        for (int k = 0; k < m * c; k++) {
-          row[k - m * c] = row[k % c];
-          last[c + k] = last[k % c];
-        }
-      }
-    }
-    const size_t span = static_cast<size_t>(p.row_bytes) + 2 * m * c;
-    if (y0 == 0) {
-      uint8_t* const first_row = plane - m * c;
-      for (int k = 1; k <= m; k++) std::memcpy(first_row - k * pitch[i], first_row, span);
-    }
-    if (y1 == p.height) {
-      uint8_t* const last_row = plane - m * c + static_cast<size_t>(p.height - 1) * pitch[i];
-      for (int k = 1; k <= m; k++) std::memcpy(last_row + k * pitch[i], last_row, span);
-    }
+    for (int y = y0; y < y1; y++)
+      std::memcpy(view->data[i] + static_cast<size_t>(y) * view->pitch[i],
+                  src.data[i] + static_cast<size_t>(y) * src.pitch[i], p.row_bytes);
+    delta_fill_margin_rows(p, view->data[i], view->pitch[i], y0, y1);
   });
 }
 

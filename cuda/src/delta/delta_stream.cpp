@@ -83,7 +83,8 @@ void copy_planes(const DeltaLayout& layout, const ImageView& dst, const ImageVie
 Status DeltaEncoder::create(const ImageDesc& desc, std::unique_ptr<DeltaEncoder>* out) {
   std::unique_ptr<DeltaEncoder> e(new DeltaEncoder());
   CUDAFX_TRY(make_delta_layout(desc, &e->layout_));
-  CUDAFX_TRY(make_reference(desc, &e->ref_storage_, &e->ref_));
+  for (int k = 0; k < 2; k++) delta_margin_image(e->layout_, &e->ref_storage_[k], &e->refs_[k]);
+  e->ref_ = e->refs_[0];
   e->raw_.reserve(e->layout_.max_raw_bytes());
   CUDAFX_TRY(DeltaEntropyCoder::create(e->layout_, &e->entropy_));
   CUDAFX_TRY(DeltaTileEntropy::create(e->layout_, &e->tiles_));
@@ -107,18 +108,22 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
     if (key)
       entropy_->reset();  // a format-3 delta frame may follow
     // Motion search on delta frames of streams without intra refresh, from
-    // a copy of the reference (tiles are rebuilt in place; a moved tile
-    // reads its neighbours' bytes of the frame before), with margins that
-    // spare the search the clamping at the planes' sides.
+    // the reference as it was before the frame (a moved tile reads its
+    // neighbours' bytes of the frame before): the frame is rebuilt into the
+    // other reference. Their margins spare the search the clamping at the
+    // planes' sides.
     const bool search = delta_motion_searched(s, key);
     DeltaMotionSearch motion;
+    DeltaRebuild rebuild;
     const size_t n_tiles = layout_.tile_count();
     if (previous_vectors_.size() != n_tiles)
       previous_vectors_.assign(n_tiles, DeltaVector{});
     if (search) {
-      delta_copy_with_margin(layout_, ref_, &prev_storage_, &prev_);
+      if (!margins_filled_)
+        delta_fill_margins(layout_, ref_);
+      rebuild.out = refs_[1 - ref_index_];
       vectors_.resize(n_tiles);
-      motion.prev = prev_;
+      motion.prev = ref_;
       motion.margin = kDeltaSearchMargin;
       motion.previous = previous_vectors_.data();
       delta_global_vectors(layout_, previous_vectors_.data(), motion.global);
@@ -129,11 +134,18 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
       predictors_.resize(n_tiles);
     const size_t coded = delta_tiles_encode_cpu(
         layout_, cur, ref_, s.threshold, delta_intra_of(s, key, counter_), symbols_.data(),
-        modes_.data(), search ? &motion : nullptr, key ? predictors_.data() : nullptr);
+        modes_.data(), search ? &motion : nullptr, key ? predictors_.data() : nullptr,
+        search ? &rebuild : nullptr);
+    if (search) {
+      ref_index_ = 1 - ref_index_;
+      ref_ = refs_[ref_index_];
+    }
+    margins_filled_ = search;
+    const uint64_t checksum = search ? rebuild.checksum : delta_checksum(layout_, ref_);
     const DeltaV4Coder code = [&](int q, bool keyframe, bool reuse, std::vector<uint8_t>* out) {
       return tiles_->encode(q, keyframe, symbols_.data(), modes_.data(), out, reuse);
     };
-    CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_, delta_checksum(layout_, ref_),
+    CUDAFX_TRY(finish_delta_packet_v4(layout_, s, key, counter_, checksum,
                                       coded, search ? vectors_.data() : nullptr,
                                       key ? predictors_.data() : nullptr, code, packet, stats));
     // The next frame's candidates: this frame's vectors, none after a frame
@@ -150,6 +162,7 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
     tiles_->reset();  // a format-4 delta frame may follow
   std::fill(previous_vectors_.begin(), previous_vectors_.end(), DeltaVector{});
   size_t changed = 0;
+  margins_filled_ = false;
   delta_encode_cpu(layout_, cur, ref_, s.threshold, key, &scratch_, &raw_, &changed);
   CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_, delta_checksum(layout_, ref_),
                                  raw_.data(), raw_.size(), changed, entropy_.get(), packet, stats));

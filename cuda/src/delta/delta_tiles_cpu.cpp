@@ -29,12 +29,18 @@ struct TileSite {
   size_t tile;  // number among all tiles
 };
 
-template <class F>
-void for_each_tile_row(const DeltaLayout& layout, F fn) {
+int tile_row_count(const DeltaLayout& layout) {
   int rows = 0;
   for (int i = 0; i < layout.n_planes; i++) rows += layout.planes[i].tiles_y;
-  parallel_for(rows, [&](int r, int) {
-    int i = 0;
+  return rows;
+}
+
+// Calls fn(plane, site) for every tile, a tile row of a plane a job, and
+// after a row's tiles after_row(plane, tile row, job).
+template <class F, class AfterRow>
+void for_each_tile_row(const DeltaLayout& layout, F fn, AfterRow after_row) {
+  parallel_for(tile_row_count(layout), [&](int job, int) {
+    int i = 0, r = job;
     while (r >= layout.planes[i].tiles_y) r -= layout.planes[i++].tiles_y;
     const DeltaPlaneLayout& p = layout.planes[i];
     for (int tx = 0; tx < p.tiles_x; tx++) {
@@ -43,7 +49,12 @@ void for_each_tile_row(const DeltaLayout& layout, F fn) {
                        layout.first_tile[i] + static_cast<size_t>(r) * p.tiles_x + tx};
       fn(i, s);
     }
+    after_row(i, r, job);
   });
+}
+template <class F>
+void for_each_tile_row(const DeltaLayout& layout, F fn) {
+  for_each_tile_row(layout, fn, [](int, int, int) {});
 }
 
 // The encoder's quantiser tabulated over every error -255 .. 255, so that
@@ -613,14 +624,28 @@ void store(const uint8_t* tile, const TileSite& s, uint8_t* dst, size_t pitch) {
 size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const ImageView& ref, int bound, const DeltaIntra& intra,
                               uint8_t* symbols, uint8_t* modes,
-                              const DeltaMotionSearch* motion, uint8_t* predictors) {
+                              const DeltaMotionSearch* motion, uint8_t* predictors,
+                              DeltaRebuild* rebuild) {
   const DeltaEncoderQuantiser q = intra.quantiser(bound);
   const QuantLut lut(q);
+  const ImageView& out = rebuild ? rebuild->out : ref;
+  std::vector<uint64_t> row_sums;
+  if (rebuild)
+    row_sums.assign(tile_row_count(layout), 0);
+  const auto after_row = [&](int i, int ty, int row) {
+    if (!rebuild)
+      return;
+    const DeltaPlaneLayout& p = layout.planes[i];
+    const int y0 = ty * kDeltaTileH, y1 = y0 + p.tile_height(ty);
+    delta_fill_margin_rows(p, out.data[i], out.pitch[i], y0, y1);
+    row_sums[row] = delta_checksum_rows(layout, out, i, y0, y1);
+  };
   for_each_tile_row(layout, [&](int i, const TileSite& s) {
     const DeltaPlaneLayout& p = layout.planes[i];
-    const size_t cp = cur.pitch[i], rp = ref.pitch[i];
+    const size_t cp = cur.pitch[i], rp = ref.pitch[i], op = out.pitch[i];
     const uint8_t* c = cur.data[i] + s.y0 * cp + s.x0;
-    uint8_t* r = ref.data[i] + s.y0 * rp + s.x0;
+    const uint8_t* r = ref.data[i] + s.y0 * rp + s.x0;
+    uint8_t* o = out.data[i] + s.y0 * op + s.x0;
     uint8_t* sym =
         symbols + layout.plane_offset[i] + static_cast<size_t>(s.y0) * p.row_bytes + s.x0;
     uint8_t t_sym[kTileBytes], t_rec[kTileBytes], s_sym[kTileBytes], s_rec[kTileBytes];
@@ -666,12 +691,19 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
       motion->vectors[s.tile] = mode == kDeltaTemporal ? vector : DeltaVector{};
     if (mode == kDeltaSkip) {
       for (int y = 0; y < s.h; y++) std::memset(sym + static_cast<size_t>(y) * p.row_bytes, 0, s.w);
+      if (o != r)
+        for (int y = 0; y < s.h; y++)
+          copy_tile_row(o + static_cast<size_t>(y) * op, r + static_cast<size_t>(y) * rp, s.w);
       return;
     }
     const bool temporal = mode == kDeltaTemporal;
     store(temporal ? temporal_sym : s_sym, s, sym, p.row_bytes);
-    store(temporal ? temporal_rec : s_rec, s, r, rp);
-  });
+    store(temporal ? temporal_rec : s_rec, s, o, op);
+  }, after_row);
+  if (rebuild) {
+    rebuild->checksum = 0;
+    for (uint64_t v : row_sums) rebuild->checksum += v;
+  }
   return delta_coded_symbols(layout, modes);
 }
 
