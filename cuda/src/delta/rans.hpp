@@ -103,12 +103,24 @@ struct alignas(16) RansSymbol {
   uint8_t shift;           // s - 32
   uint8_t unused[3] = {};
   RansSymbol() = default;
-  RansSymbol(uint32_t start_, uint32_t freq, const RansDivisors& div)
-      : m_lo(div.m_lo[freq]),
-        x_max(((kRansLow >> kRansScaleBits) << 8) * freq),
-        start(static_cast<uint16_t>(start_)),
-        cofreq(static_cast<uint16_t>(kRansScale - freq)),
-        shift(static_cast<uint8_t>(div.s[freq] - 32)) {}
+  RansSymbol(uint32_t start_, uint32_t freq, const RansDivisors& div) { set(start_, freq, div); }
+  // The same in place, field by field: an entry made as a temporary and
+  // copied (16 bytes loaded from five narrower stores) stalled on the store
+  // forwarding, most of the tables' entry-making (perf, bikes.mp4).
+  void set(uint32_t start_, uint32_t freq, const RansDivisors& div) {
+    m_lo = div.m_lo[freq];
+    x_max = ((kRansLow >> kRansScaleBits) << 8) * freq;
+    start = static_cast<uint16_t>(start_);
+    cofreq = static_cast<uint16_t>(kRansScale - freq);
+    shift = static_cast<uint8_t>(div.s[freq] - 32);
+    unused[0] = unused[1] = unused[2] = 0;
+  }
+  void clear() {
+    m_lo = x_max = 0;
+    start = cofreq = 0;
+    shift = 0;
+    unused[0] = unused[1] = unused[2] = 0;
+  }
 };
 
 CUDAFX_HD uint32_t rans_mulhi(uint32_t a, uint32_t b) {
