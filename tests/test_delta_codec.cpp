@@ -21,6 +21,7 @@
 #include "support/gpu.hpp"
 #include "support/host_image.hpp"
 #include "support/testdata.hpp"
+#include "delta/crc32_clmul.hpp"  // the packets' CRC (cuda/src)
 #include "delta/rans.hpp"  // the codec's own rANS arithmetic (cuda/src)
 
 using namespace cudafx;
@@ -130,6 +131,52 @@ TEST(DeltaCodec, ChecksumFollowsTheDocumentedFormula) {
     }
     EXPECT_EQ(delta_checksum(layout, img.view()), want) << format_info(desc.format).name;
   }
+}
+
+// delta_checksum_rows over any split of every plane's rows adds up (mod
+// 2^64) to delta_checksum (the CPU encoder sums a frame's checksum tile row
+// by tile row).
+TEST(DeltaCodec, ChecksumRowsAddUpToTheChecksum) {
+  for (const ImageDesc& desc : {ImageDesc{PixelFormat::I420, 173, 97},
+                                ImageDesc{PixelFormat::RGBA, 70, 33}}) {
+    DeltaLayout layout;
+    ASSERT_TRUE(make_delta_layout(desc, &layout).is_ok());
+    HostImage img(desc, 3);
+    img.fill_random(11);
+    std::mt19937 rng(4);
+    for (int trial = 0; trial < 5; trial++) {
+      uint64_t sum = 0;
+      for (int i = 0; i < layout.n_planes; i++)
+        for (int y = 0; y < layout.planes[i].height;) {
+          const int rows = 1 + static_cast<int>(rng() % 20);
+          const int y1 = std::min(layout.planes[i].height, y + rows);
+          sum += delta_checksum_rows(layout, img.view(), i, y, y1);
+          y = y1;
+        }
+      EXPECT_EQ(sum, delta_checksum(layout, img.view())) << format_info(desc.format).name;
+    }
+  }
+}
+
+// The packets' CRC-32 (delta_crc32: folded with carry-less multiplication
+// where the CPU has it) against zlib's crc32 on every length up to 1100
+// bytes (below, at and past the 64 bytes folding starts at, every tail
+// of 0..15 bytes), at unaligned starts, continuing a CRC, and on 1 MB.
+TEST(DeltaCodec, PacketCrcIsZlibsCrc32) {
+  std::vector<uint8_t> bytes((1 << 20) + 64);
+  std::mt19937 rng(17);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  int wrong = 0;
+  for (size_t n = 0; n <= 1100; n++)
+    for (size_t at : {0, 1, 13})
+      for (uLong before : {0ul, 0x12345678ul}) {
+        const uLong want = crc32(before, bytes.data() + at, static_cast<uInt>(n));
+        wrong += delta_crc32(static_cast<uint32_t>(before), bytes.data() + at, n) != want;
+        wrong += delta_crc32_zlib(static_cast<uint32_t>(before), bytes.data() + at, n) != want;
+      }
+  EXPECT_EQ(wrong, 0) << (delta_crc32_folds() ? "folded" : "zlib only");
+  EXPECT_EQ(delta_crc32(0, bytes.data() + 3, 1 << 20),
+            crc32(0L, bytes.data() + 3, static_cast<uInt>(1 << 20)));
 }
 
 // The CPU encoder's fast paths (rows with nothing beyond the threshold,

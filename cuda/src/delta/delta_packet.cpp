@@ -16,6 +16,7 @@
 #include "cudafx/parallel.hpp"
 #include "delta/bit_stream.hpp"
 #include "delta/byte_order.hpp"
+#include "delta/crc32_clmul.hpp"
 
 namespace cudafx {
 namespace {
@@ -59,29 +60,19 @@ void read_predictor_section(size_t tiles, const uint8_t* data, uint8_t* predicto
   }
 }
 
-uLong crc_serial(const uint8_t* p, size_t n) {
-  uLong c = crc32(0L, Z_NULL, 0);
-  while (n > 0) {  // zlib takes uInt lengths
-    const uInt chunk = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
-    c = crc32(c, p, chunk);
-    p += chunk;
-    n -= chunk;
-  }
-  return c;
-}
-
-// CRC-32 of n bytes; large payloads in pieces on the worker threads, joined
-// with crc32_combine (zlib's CRC ran at ~1.8 GB/s on the H100 host: 0.8 ms
-// for a 1.5 MB 2160p packet, half the GPU encoder's frame).
+// CRC-32 of n bytes (delta_crc32: by folding where the CPU can); large
+// payloads in pieces on the worker threads, joined with crc32_combine
+// (zlib's CRC ran at ~1.8 GB/s on the H100 host: 0.8 ms for a 1.5 MB 2160p
+// packet, half the GPU encoder's frame).
 constexpr size_t kCrcPieceBytes = size_t(256) << 10;
 uint32_t crc(const uint8_t* p, size_t n) {
   const size_t pieces = (n + kCrcPieceBytes - 1) / kCrcPieceBytes;
   if (pieces < 4)
-    return static_cast<uint32_t>(crc_serial(p, n));
+    return delta_crc32(0, p, n);
   std::vector<uLong> part(pieces);
   parallel_for(static_cast<int>(pieces), [&](int i, int) {
     const size_t at = static_cast<size_t>(i) * kCrcPieceBytes;
-    part[i] = crc_serial(p + at, std::min(kCrcPieceBytes, n - at));
+    part[i] = delta_crc32(0, p + at, std::min(kCrcPieceBytes, n - at));
   });
   uLong c = part[0];
   for (size_t i = 1; i < pieces; i++)
