@@ -531,11 +531,24 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
     delta_search_stage1(k, m.previous[s.tile], m.global[i], &dx, &dy);
     add(dx, dy);
   }
+  const int stage1 = listed;
   run_stage();
   const int cx = bx, cy = by;
+  // Stage 1's candidates that fall in stage 2's 5 x 5 window around its
+  // best are not summed again: each's sum is at least the best so far (it
+  // lost to it, or is it), and a candidate takes the best only with a
+  // smaller sum, so skipping them is exact. (Around (0, 0), stage 1's
+  // eight nearest are eight of stage 2's 24.)
+  uint32_t known = 0;  // bit (y + 2) * 5 + (x + 2) of the window
+  for (int k = 0; k < stage1; k++) {
+    const int ox = list_dx[k] - cx + 2, oy = list_dy[k] - cy + 2;
+    if (ox >= 0 && ox < 5 && oy >= 0 && oy < 5)
+      known |= 1u << (oy * 5 + ox);
+  }
   for (int k = 0; k < kDeltaSearchStage2; k++) {
     delta_search_stage2(k, cx, cy, &dx, &dy);
-    add(dx, dy);
+    if (!(known >> ((dy - cy + 2) * 5 + (dx - cx + 2)) & 1u))
+      add(dx, dy);
   }
   run_stage();
   // Stage 3, in half pixels: each candidate the rounded mean of two or four
