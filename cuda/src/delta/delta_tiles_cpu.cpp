@@ -606,6 +606,34 @@ DeltaVector search_tile(const uint8_t* cur, size_t cp, const DeltaMotionSearch& 
   return DeltaVector{static_cast<int8_t>(bx), static_cast<int8_t>(by)};
 }
 
+// The prediction of a tile moved by v (half pixels), as gather_moved makes
+// it: where every byte it reads lies inside the plane or its margin,
+// straight from the reference (a whole-pixel vector: the block itself,
+// *pitch the reference's) or its rounded means made row by row into `buf`;
+// else gathered into `buf` (*pitch its width).
+const uint8_t* moved_prediction(const DeltaMotionSearch& m, int i, const DeltaPlaneLayout& p,
+                                const TileSite& s, DeltaVector v, uint8_t* buf, size_t* pitch) {
+  const int ix = delta_whole_pixels(v.dx), iy = delta_whole_pixels(v.dy);
+  const bool fx = v.dx & 1, fy = v.dy & 1;
+  const ReadableVectors readable = readable_vectors(m, p, s);
+  if (readable.contains(ix, iy) && readable.contains(ix + fx, iy + fy)) {
+    const uint8_t* const block = moved_block(m.prev, i, s, ix, iy);
+    const size_t rp = m.prev.pitch[i];
+    if (!fx && !fy) {
+      *pitch = rp;
+      return block;
+    }
+    for (int y = 0; y < s.h; y++) {
+      const uint8_t* a = block + static_cast<size_t>(y) * rp;
+      half_pixel_mean(a, a + s.c, a + rp, a + rp + s.c, fx, fy, s.w, buf + y * s.w);
+    }
+  } else {
+    gather_moved(m.prev, i, p, s, v, buf);
+  }
+  *pitch = static_cast<size_t>(s.w);
+  return buf;
+}
+
 // Asks for the next tile of the row band (frame and reference, the 16 rows
 // of 64 bytes, two cache lines each where unaligned) while this one is
 // coded. A frame arrives cold, and the first look at a tile (is it within
@@ -680,8 +708,9 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
           const DeltaVector best = search_tile(c, cp, *motion, i, p, s);
           if (delta_vector_set(best)) {
             uint8_t pred[kTileBytes];
-            gather_moved(motion->prev, i, p, s, best, pred);
-            const int moved_cost = code_temporal(c, cp, pred, s.w, s, lut, m_sym, m_rec);
+            size_t pred_pitch = 0;
+            const uint8_t* const moved = moved_prediction(*motion, i, p, s, best, pred, &pred_pitch);
+            const int moved_cost = code_temporal(c, cp, moved, pred_pitch, s, lut, m_sym, m_rec);
             if (moved_cost < temporal_cost) {
               vector = best;
               temporal_cost = moved_cost;
