@@ -19,7 +19,16 @@ namespace {
 // At most kMostSpinners workers poll at a time (the others sleep at once),
 // so that on a machine of many cores the polling costs a few threads'
 // time, not every core's, between jobs and after a frame's last.
-constexpr std::chrono::microseconds kSpin{50};
+// 200 us, not 50 (session 27): the gap between two frames of the encoder
+// element (the pipeline's own work) often outlasted 50 us, and a worker
+// woken from its sleep at the next frame's first job had cost, on the
+// development machine's virtual CPUs, up to a quarter to a third of the
+// element's frames/s in whole benchmark passes (bench_delta_clip, bikes.mp4
+// at T = 4: 1 231-1 252 frames/s against 1 670-1 749 with 200 us, three
+// rounds interleaved). The price: after a stream's frames, or between the
+// frames of a 30 frames/s stream, two threads poll 200 us (~1 % of a
+// core each at 30 frames/s).
+constexpr std::chrono::microseconds kSpin{200};
 constexpr int kMostSpinners = 2;
 
 inline void cpu_relax() {
