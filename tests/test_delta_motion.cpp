@@ -330,6 +330,15 @@ TEST(DeltaMotionKernels, AStagesListPicksWhatOneByOnePicks) {
       }
 }
 
+// src's planes in a delta_margin_image (*view, in `storage`), its margins
+// filled: the reference with margin the CPU encoder keeps.
+void copy_with_margin(const DeltaLayout& l, const ImageView& src, std::vector<uint8_t>* storage,
+                      ImageView* view) {
+  delta_margin_image(l, storage, view);
+  for (int i = 0; i < l.n_planes; i++) copy_plane_host(view->plane(i), src.plane(i));
+  delta_fill_margins(l, *view);
+}
+
 // The bytes of a delta_margin_image's margins (and plane) that differ from
 // the clamped reads of `src` (the per-byte math's).
 int margin_bytes_wrong(const DeltaLayout& l, const ImageView& with_margin, const ImageView& src) {
@@ -353,9 +362,10 @@ int margin_bytes_wrong(const DeltaLayout& l, const ImageView& with_margin, const
   return wrong;
 }
 
-// The CPU encoder's copy of the reference repeats each plane's edge pixels
-// (every channel) into a margin of kDeltaSearchMargin pixels and rows, so
-// a read there is the clamped read of the per-byte math.
+// The CPU encoder's reference with margin (delta_margin_image,
+// delta_fill_margins) repeats each plane's edge pixels (every channel)
+// into a margin of kDeltaSearchMargin pixels and rows, so a read there is
+// the clamped read of the per-byte math.
 TEST(DeltaMotionMath, MarginRepeatsThePlanesEdges) {
   for (PixelFormat f : {PixelFormat::GRAY8, PixelFormat::RGB, PixelFormat::RGBA,
                         PixelFormat::I420, PixelFormat::NV12}) {
@@ -365,8 +375,8 @@ TEST(DeltaMotionMath, MarginRepeatsThePlanesEdges) {
     src.fill_random(4);
     std::vector<uint8_t> storage;
     ImageView copy;
-    delta_copy_with_margin(l, src.view(), &storage, &copy);
-    delta_copy_with_margin(l, src.view(), &storage, &copy);  // again, into the same storage
+    copy_with_margin(l, src.view(), &storage, &copy);
+    copy_with_margin(l, src.view(), &storage, &copy);  // again, into the same storage
     EXPECT_EQ(margin_bytes_wrong(l, copy, src.view()), 0) << format_info(f).name;
   }
 }
@@ -417,7 +427,7 @@ TEST(DeltaMotionStream, SearchThroughTheMarginEqualsTheClampedSearch) {
             plain.copy_from(r.ref.view());
             m.prev = plain.view();
           } else {
-            delta_copy_with_margin(l, r.ref.view(), &r.storage, &m.prev);
+            copy_with_margin(l, r.ref.view(), &r.storage, &m.prev);
             m.margin = kDeltaSearchMargin;
           }
           m.previous = r.previous.data();
@@ -492,10 +502,8 @@ TEST(DeltaMotionStream, TwoReferencesEqualACopyAndARebuildInPlace) {
         // Two references with margins, the first holding clip[0].
         std::vector<uint8_t> storage[2];
         ImageView refs[2];
-        for (int k = 0; k < 2; k++) delta_margin_image(l, &storage[k], &refs[k]);
-        for (int i = 0; i < l.n_planes; i++)
-          copy_plane_host(refs[0].plane(i), clip[0].view().plane(i));
-        delta_fill_margins(l, refs[0]);
+        copy_with_margin(l, clip[0].view(), &storage[0], &refs[0]);
+        delta_margin_image(l, &storage[1], &refs[1]);
         ASSERT_EQ(margin_bytes_wrong(l, refs[0], clip[0].view()), 0) << where;
         int at = 0;
         std::vector<DeltaVector> previous[2], vectors[2];
@@ -512,7 +520,7 @@ TEST(DeltaMotionStream, TwoReferencesEqualACopyAndARebuildInPlace) {
         size_t skipped = 0, moved = 0;
         for (size_t n = 1; n < clip.size(); n++) {
           DeltaMotionSearch m[2];
-          delta_copy_with_margin(l, ref.view(), &copy_storage, &m[0].prev);
+          copy_with_margin(l, ref.view(), &copy_storage, &m[0].prev);
           m[1].prev = refs[at];
           for (int k = 0; k < 2; k++) {
             m[k].margin = kDeltaSearchMargin;

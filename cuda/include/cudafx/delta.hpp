@@ -303,7 +303,7 @@ class DeltaEncoder {
   Status encode(const ImageView& cur, const DeltaEncodeSettings& settings,
                 std::vector<uint8_t>* packet, DeltaEncodeStats* stats = nullptr);
   const DeltaLayout& layout() const { return layout_; }
-  const ImageView& reference() const { return ref_; }
+  const ImageView& reference() const { return refs_[ref_index_]; }
 
  private:
   DeltaLayout layout_;
@@ -316,7 +316,6 @@ class DeltaEncoder {
   ImageView refs_[2];
   int ref_index_ = 0;
   bool margins_filled_ = false;
-  ImageView ref_;  // refs_[ref_index_]
   std::vector<uint8_t> raw_;
   std::unique_ptr<DeltaEntropyCoder> entropy_;
   DeltaScratch scratch_;

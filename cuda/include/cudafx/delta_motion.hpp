@@ -149,7 +149,7 @@ CUDAFX_HD bool delta_search_half_candidate(int hx, int hy) {
 // device memory (but `global`) for the CUDA one.
 // `margin`: pixels (and rows) around each plane of `prev` that may be read
 // and repeat the plane's edge, as the moved bytes' clamping reads them
-// (the CPU encoder's copy: delta_copy_with_margin); 0 for none.
+// (the CPU encoder's references: delta_margin_image); 0 for none.
 struct DeltaMotionSearch {
   ImageView prev;
   const DeltaVector* previous = nullptr;
@@ -162,12 +162,6 @@ struct DeltaMotionSearch {
 // search reads (whole pixels within kDeltaMaxSearch, half pixels one
 // further) falls inside it, so no candidate clamps.
 constexpr int kDeltaSearchMargin = kDeltaMaxSearch + 1;
-// Copies the planes of `src` (host memory, `layout`'s) into `storage`
-// (resized here when its size is not the layout's) with kDeltaSearchMargin
-// pixels and rows around each, which repeat the plane's edge pixels; *view
-// is the copy's planes.
-void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
-                            std::vector<uint8_t>* storage, ImageView* view);
 // An image of `layout` with kDeltaSearchMargin pixels and rows around each
 // plane, in `storage` (resized here when its size is not the layout's);
 // *view is its planes. Its bytes are as `storage` held them (zero when

@@ -144,7 +144,8 @@ void delta_fill_margin_rows(const DeltaPlaneLayout& p, uint8_t* plane, size_t pi
 
 namespace {
 // Calls fn(plane, y0, y1) for bands of kBand rows of every plane, in
-// parallel (a frame's copy on one thread had left the other cores waiting).
+// parallel (the margins of a frame on one thread had left the other cores
+// waiting).
 template <class F>
 void for_each_row_band(const DeltaLayout& layout, F fn) {
   constexpr int kBand = 32;
@@ -163,21 +164,6 @@ void for_each_row_band(const DeltaLayout& layout, F fn) {
 void delta_fill_margins(const DeltaLayout& layout, const ImageView& view) {
   for_each_row_band(layout, [&](int i, int y0, int y1) {
     delta_fill_margin_rows(layout.planes[i], view.data[i], view.pitch[i], y0, y1);
-  });
-}
-
-void delta_copy_with_margin(const DeltaLayout& layout, const ImageView& src,
-                            std::vector<uint8_t>* storage, ImageView* view) {
-  delta_margin_image(layout, storage, view);
-  view->desc = src.desc;
-  // Each band's rows, then their sides (and the rows above and below the
-  // plane from the first and last band).
-  for_each_row_band(layout, [&](int i, int y0, int y1) {
-    const DeltaPlaneLayout& p = layout.planes[i];
-    for (int y = y0; y < y1; y++)
-      std::memcpy(view->data[i] + static_cast<size_t>(y) * view->pitch[i],
-                  src.data[i] + static_cast<size_t>(y) * src.pitch[i], p.row_bytes);
-    delta_fill_margin_rows(p, view->data[i], view->pitch[i], y0, y1);
   });
 }
 

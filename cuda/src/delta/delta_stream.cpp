@@ -84,7 +84,6 @@ Status DeltaEncoder::create(const ImageDesc& desc, std::unique_ptr<DeltaEncoder>
   std::unique_ptr<DeltaEncoder> e(new DeltaEncoder());
   CUDAFX_TRY(make_delta_layout(desc, &e->layout_));
   for (int k = 0; k < 2; k++) delta_margin_image(e->layout_, &e->ref_storage_[k], &e->refs_[k]);
-  e->ref_ = e->refs_[0];
   e->raw_.reserve(e->layout_.max_raw_bytes());
   CUDAFX_TRY(DeltaEntropyCoder::create(e->layout_, &e->entropy_));
   CUDAFX_TRY(DeltaTileEntropy::create(e->layout_, &e->tiles_));
@@ -120,10 +119,10 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
       previous_vectors_.assign(n_tiles, DeltaVector{});
     if (search) {
       if (!margins_filled_)
-        delta_fill_margins(layout_, ref_);
+        delta_fill_margins(layout_, reference());
       rebuild.out = refs_[1 - ref_index_];
       vectors_.resize(n_tiles);
-      motion.prev = ref_;
+      motion.prev = reference();
       motion.margin = kDeltaSearchMargin;
       motion.previous = previous_vectors_.data();
       delta_global_vectors(layout_, previous_vectors_.data(), motion.global);
@@ -133,15 +132,13 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
     if (key && predictors_.size() != n_tiles)
       predictors_.resize(n_tiles);
     const size_t coded = delta_tiles_encode_cpu(
-        layout_, cur, ref_, s.threshold, delta_intra_of(s, key, counter_), symbols_.data(),
+        layout_, cur, reference(), s.threshold, delta_intra_of(s, key, counter_), symbols_.data(),
         modes_.data(), search ? &motion : nullptr, key ? predictors_.data() : nullptr,
         search ? &rebuild : nullptr);
-    if (search) {
+    if (search)
       ref_index_ = 1 - ref_index_;
-      ref_ = refs_[ref_index_];
-    }
     margins_filled_ = search;
-    const uint64_t checksum = search ? rebuild.checksum : delta_checksum(layout_, ref_);
+    const uint64_t checksum = search ? rebuild.checksum : delta_checksum(layout_, reference());
     const DeltaV4Coder code = [&](int q, bool keyframe, bool reuse, std::vector<uint8_t>* out) {
       return tiles_->encode(q, keyframe, symbols_.data(), modes_.data(), out, reuse);
     };
@@ -163,8 +160,8 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
   std::fill(previous_vectors_.begin(), previous_vectors_.end(), DeltaVector{});
   size_t changed = 0;
   margins_filled_ = false;
-  delta_encode_cpu(layout_, cur, ref_, s.threshold, key, &scratch_, &raw_, &changed);
-  CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_, delta_checksum(layout_, ref_),
+  delta_encode_cpu(layout_, cur, reference(), s.threshold, key, &scratch_, &raw_, &changed);
+  CUDAFX_TRY(finish_delta_packet(layout_, s, key, counter_, delta_checksum(layout_, reference()),
                                  raw_.data(), raw_.size(), changed, entropy_.get(), packet, stats));
   have_ref_ = true;
   counter_++;

@@ -655,9 +655,11 @@ void prefetch_next_tile(const uint8_t* cur, size_t cp, const uint8_t* ref, size_
   }
 }
 
-void store(const uint8_t* tile, const TileSite& s, uint8_t* dst, size_t pitch) {
+// A tile's rows from `src` (src_pitch bytes a row) to `dst` (pitch).
+void store(const uint8_t* src, size_t src_pitch, const TileSite& s, uint8_t* dst, size_t pitch) {
   for (int y = 0; y < s.h; y++)
-    copy_tile_row(dst + static_cast<size_t>(y) * pitch, tile + y * s.w, s.w);
+    copy_tile_row(dst + static_cast<size_t>(y) * pitch, src + static_cast<size_t>(y) * src_pitch,
+                  s.w);
 }
 
 }  // namespace
@@ -734,13 +736,12 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
     if (mode == kDeltaSkip) {
       for (int y = 0; y < s.h; y++) std::memset(sym + static_cast<size_t>(y) * p.row_bytes, 0, s.w);
       if (o != r)
-        for (int y = 0; y < s.h; y++)
-          copy_tile_row(o + static_cast<size_t>(y) * op, r + static_cast<size_t>(y) * rp, s.w);
+        store(r, rp, s, o, op);
       return;
     }
     const bool temporal = mode == kDeltaTemporal;
-    store(temporal ? temporal_sym : s_sym, s, sym, p.row_bytes);
-    store(temporal ? temporal_rec : s_rec, s, o, op);
+    store(temporal ? temporal_sym : s_sym, s.w, s, sym, p.row_bytes);
+    store(temporal ? temporal_rec : s_rec, s.w, s, o, op);
   }, after_row);
   if (rebuild) {
     rebuild->checksum = 0;

@@ -72,16 +72,22 @@ CUDAFX_AVX2 inline __m256i mean4_32(__m256i a, __m256i b, __m256i c, __m256i d) 
       _mm256_set1_epi8(1));
   return _mm256_sub_epi8(_mm256_avg_epu8(p, q), odd);
 }
-CUDAFX_AVX2 inline int whole_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp,
-                                  int h, int limit) {
-  __m256i acc = _mm256_setzero_si256();
-  for (int y = 0; y < h; y++, cur += cp, ref += rp) {
+// A tile's sum against the block at ref from row y on, `acc` holding the
+// rows before it; stops at every fourth row once it reaches `limit`.
+CUDAFX_AVX2 inline int whole_rows_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref,
+                                       size_t rp, int y, int h, int limit, __m256i acc) {
+  for (cur += y * cp, ref += y * rp; y < h; y++, cur += cp, ref += rp) {
     acc = _mm256_add_epi64(acc, _mm256_add_epi64(_mm256_sad_epu8(load32(cur), load32(ref)),
                                                  _mm256_sad_epu8(load32(cur + 32), load32(ref + 32))));
     if ((y & 3) == 3 && y + 1 < h && sum_lanes64x4(acc) >= limit)
       break;
   }
   return sum_lanes64x4(acc);
+}
+
+CUDAFX_AVX2 inline int whole_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp,
+                                  int h, int limit) {
+  return whole_rows_avx2(cur, cp, ref, rp, 0, h, limit, _mm256_setzero_si256());
 }
 
 CUDAFX_AVX2 int half_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp, int right,
@@ -96,18 +102,6 @@ CUDAFX_AVX2 int half_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, siz
                                  : _mm256_avg_epu8(load32(a), load32(a + other));
       acc = _mm256_add_epi64(acc, _mm256_sad_epu8(load32(cur + x), m));
     }
-    if ((y & 3) == 3 && y + 1 < h && sum_lanes64x4(acc) >= limit)
-      break;
-  }
-  return sum_lanes64x4(acc);
-}
-
-// whole_avx2 from row y on with the sum `acc` of the rows before it.
-CUDAFX_AVX2 inline int whole_rows_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref,
-                                       size_t rp, int y, int h, int limit, __m256i acc) {
-  for (cur += y * cp, ref += y * rp; y < h; y++, cur += cp, ref += rp) {
-    acc = _mm256_add_epi64(acc, _mm256_add_epi64(_mm256_sad_epu8(load32(cur), load32(ref)),
-                                                 _mm256_sad_epu8(load32(cur + 32), load32(ref + 32))));
     if ((y & 3) == 3 && y + 1 < h && sum_lanes64x4(acc) >= limit)
       break;
   }
@@ -156,26 +150,21 @@ CUDAFX_AVX2 inline void whole2_avx2(const uint8_t* cur, size_t cp, const uint8_t
 CUDAFX_AVX2 int whole_best_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t rp,
                                 int h, const ptrdiff_t* offsets, int n, int* best) {
   int chosen = -1;
-  int k = 0;
-  for (; k + 1 < n; k += 2) {
-    int sa = 0, sb = 0;
-    whole2_avx2(cur, cp, ref + offsets[k], ref + offsets[k + 1], rp, h, *best, &sa, &sb);
-    if (sa < *best) {
-      *best = sa;
-      chosen = k;
-    }
-    if (sb < *best) {
-      *best = sb;
-      chosen = k + 1;
-    }
-  }
-  if (k < n) {
-    const int sum = whole_avx2(cur, cp, ref + offsets[k], rp, h, *best);
+  const auto take = [&](int sum, int k) {
     if (sum < *best) {
       *best = sum;
       chosen = k;
     }
+  };
+  int k = 0;
+  for (; k + 1 < n; k += 2) {
+    int sa = 0, sb = 0;
+    whole2_avx2(cur, cp, ref + offsets[k], ref + offsets[k + 1], rp, h, *best, &sa, &sb);
+    take(sa, k);
+    take(sb, k + 1);
   }
+  if (k < n)
+    take(whole_avx2(cur, cp, ref + offsets[k], rp, h, *best), k);
   return chosen;
 }
 
