@@ -17,6 +17,7 @@
 #include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/delta_tile_entropy_cuda.hpp"
 #include "cudafx/delta_tiles.hpp"
+#include "delta/symbol_pairs_avx2.hpp"
 #include "delta/temporal_avx2.hpp"
 #include "delta/temporal_sse2.hpp"  // the CPU encoder's SSE2 temporal kernels (cuda/src)
 #include "support/clip.hpp"
@@ -856,6 +857,68 @@ TEST(DeltaV4Tiles, Avx2TemporalTilesAreThePerByteMath) {
         ASSERT_EQ(cost, want_cost) << "bound " << bound << " tile " << t;
       }
     }
+}
+
+// The histogram pass's AVX2 row kernel (delta/symbol_pairs_avx2.hpp),
+// where the CPU runs it, is the per-symbol math: each tile row's mask, and
+// for the groups it sets each symbol's delta_symbol_coding from its left
+// and upper neighbours (none in the first c bytes, none above a tile's
+// first row) and its flip, in order, counted once each. Every pixel size,
+// both modes, alphabets from 2 to 256, rows with zero groups anywhere.
+TEST(DeltaV4Tiles, Avx2RowPairsAreThePerSymbolMath) {
+  const DeltaRowPairs avx2 = delta_row_pairs_avx2();
+  if (!avx2)
+    GTEST_SKIP() << "this CPU has no AVX2";
+  std::mt19937 rng(29);
+  std::vector<uint32_t> counts(kDeltaContexts * 256), want_counts(kDeltaContexts * 256);
+  for (int c : {1, 2, 3, 4})
+    for (int range : {2, 3, 9, 21, 128, 255, 256})
+      for (int base : {0, kDeltaActivityClasses})
+        for (int trial = 0; trial < 24; trial++) {
+          uint8_t above[kDeltaTileW], row[kDeltaTileW];
+          for (int x = 0; x < kDeltaTileW; x++) {
+            above[x] = static_cast<uint8_t>(rng() % range);
+            row[x] = static_cast<uint8_t>(rng() % range);
+          }
+          const unsigned zero_groups = rng() & 0xffu;  // groups made all zero
+          for (int g = 0; g < kDeltaTileW / kDeltaGroupBytes; g++)
+            if (zero_groups >> g & 1u)
+              std::fill_n(row + g * kDeltaGroupBytes, kDeltaGroupBytes, uint8_t{0});
+          const bool first_row = trial % 3 == 0;
+          const int mask_context = kDeltaMaskContext0 + trial % kDeltaMaskContexts;
+          for (size_t v = 0; v < counts.size(); v++)
+            counts[v] = want_counts[v] = static_cast<uint32_t>(v % 5);
+          // The per-symbol math.
+          std::vector<uint16_t> want;
+          unsigned want_mask = 0;
+          for (int g = 0; g < kDeltaTileW / kDeltaGroupBytes; g++)
+            for (int x = g * kDeltaGroupBytes; x < (g + 1) * kDeltaGroupBytes; x++)
+              want_mask |= (row[x] != 0 ? 1u : 0u) << g;
+          want.push_back(static_cast<uint16_t>(mask_context << 8 | want_mask));
+          for (int g = 0; g < kDeltaTileW / kDeltaGroupBytes; g++) {
+            if (!(want_mask >> g & 1u))
+              continue;
+            for (int x = g * kDeltaGroupBytes; x < (g + 1) * kDeltaGroupBytes; x++) {
+              const int left = x >= c ? row[x - c] : 0, upper = first_row ? 0 : above[x];
+              const DeltaSymbolCoding k = delta_symbol_coding(
+                  base ? kDeltaSpatial : kDeltaTemporal, delta_unfold(left), delta_unfold(upper));
+              const int value = k.flip ? delta_flip_symbol(row[x], range) : row[x];
+              want.push_back(static_cast<uint16_t>(k.context << 8 | value));
+            }
+          }
+          for (uint16_t pair : want) want_counts[pair]++;
+          std::vector<uint16_t> seq(1 + kDeltaTileW + 16, 0xeeee);
+          unsigned mask = 0;
+          const int n = avx2(row, first_row ? nullptr : above, c, mask_context, base, range,
+                             seq.data(), counts.data(), &mask);
+          const std::string where = "c " + std::to_string(c) + " range " +
+                                    std::to_string(range) + " base " + std::to_string(base) +
+                                    " trial " + std::to_string(trial);
+          ASSERT_EQ(mask, want_mask) << where;
+          ASSERT_EQ(n, static_cast<int>(want.size())) << where;
+          ASSERT_EQ(std::vector<uint16_t>(seq.begin(), seq.begin() + n), want) << where;
+          ASSERT_EQ(counts, want_counts) << where;
+        }
 }
 
 // Keyframes decode with every predictor as the format's raster-order

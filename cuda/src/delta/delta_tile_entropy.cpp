@@ -19,6 +19,7 @@
 #include "delta/bit_stream.hpp"
 #include "delta/byte_order.hpp"
 #include "delta/rans.hpp"
+#include "delta/symbol_pairs_avx2.hpp"
 
 namespace cudafx {
 
@@ -351,9 +352,11 @@ struct DeltaTileEntropy::Impl {
   // Calls emit(context << 8 | value) for every symbol of lane `li` in
   // stream order: per tile its mode (delta frames), then, unless skipped,
   // per row its mask and the symbols of the groups the mask sets.
-  template <class Emit>
+  // emit_row(row, above, c, mask_context, base, &mask) may emit a whole
+  // tile row itself, its mask and its groups (returns whether it did).
+  template <class Emit, class EmitRow>
   void walk_lane(int li, bool keyframe, const uint8_t* symbols, const uint8_t* modes,
-                 int range, Emit emit) const {
+                 int range, Emit emit, EmitRow emit_row) const {
     const DeltaLane& l = lanes[li];
     const uint8_t* const coding = symbol_coding_table();
     uint8_t flipped[256];
@@ -369,6 +372,10 @@ struct DeltaTileEntropy::Impl {
       unsigned above = 0;
       for (int y = 0; y < w.h; y++) {
         const uint8_t* row = symbols + w.base + static_cast<size_t>(y) * w.row;
+        const int base = mode == kDeltaSpatial ? kDeltaActivityClasses : 0;
+        if (w.w == kDeltaTileW && emit_row(row, y > 0 ? row - w.row : nullptr, w.c,
+                                           delta_mask_context(y == 0, above), base, &above))
+          continue;
         static_assert(kDeltaGroupBytes == sizeof(uint64_t), "a group is a word");
         // A whole group is tested as one 8-byte word, and its bit set
         // without a branch (most groups are all zero at some thresholds,
@@ -410,8 +417,7 @@ struct DeltaTileEntropy::Impl {
                 y > 0 ? _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + x0 - w.row))
                       : _mm_setzero_si128();
             uint16_t pairs[kDeltaGroupBytes];
-            coded_pairs8(cur, left, upper, mode == kDeltaSpatial ? kDeltaActivityClasses : 0,
-                         range, pairs);
+            coded_pairs8(cur, left, upper, base, range, pairs);
             for (uint16_t pair : pairs) emit(pair);
             continue;
           }
@@ -478,6 +484,7 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   };
   // 1. Histograms of every context, a worker's lanes into its own.
   for (auto& c : m.counts) std::fill(c.begin(), c.end(), 0u);
+  static const DeltaRowPairs row_pairs = delta_row_pairs_avx2();
   parallel_for(n_lanes, [&](int li, int worker) {
     m.sequence_size[li] = 0;
     if (!present(m.lanes[li]))
@@ -485,10 +492,19 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
     uint32_t* counts = m.counts[worker].data();
     uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
     size_t n = 0;
-    m.walk_lane(li, keyframe, symbols, modes, nl.range, [&](int pair) {
-      counts[pair]++;  // counts[context * 256 + value]
-      seq[n++] = static_cast<uint16_t>(pair);
-    });
+    m.walk_lane(
+        li, keyframe, symbols, modes, nl.range,
+        [&](int pair) {
+          counts[pair]++;  // counts[context * 256 + value]
+          seq[n++] = static_cast<uint16_t>(pair);
+        },
+        [&](const uint8_t* row, const uint8_t* above, int c, int mask_context, int base,
+            unsigned* mask) {
+          if (!row_pairs)
+            return false;
+          n += row_pairs(row, above, c, mask_context, base, nl.range, seq + n, counts, mask);
+          return true;
+        });
     m.sequence_size[li] = n;
   });
   std::vector<uint32_t>& total = m.counts[0];
