@@ -317,7 +317,8 @@ struct DeltaTileEntropy::Impl {
   std::vector<uint32_t> stream_size;
   std::vector<std::vector<uint32_t>> counts;    // one histogram a worker
   // Encoder: each lane's (context, value) pairs in stream order, as the
-  // histogram pass finds them, for the coding pass to read backwards. The
+  // histogram pass finds them, for the coding pass to read backwards, each
+  // as 2 * (context << 8 | value) (the coding pass's index). The
   // encoder's buffers (about 4 bytes a frame byte) are made at its first
   // frame: a decoder never needs them.
   size_t room_bytes = 0, sequence_length = 0;
@@ -496,7 +497,7 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
         li, keyframe, symbols, modes, nl.range,
         [&](int pair) {
           counts[pair]++;  // counts[context * 256 + value]
-          seq[n++] = static_cast<uint16_t>(pair);
+          seq[n++] = static_cast<uint16_t>(2 * pair);
         },
         [&](const uint8_t* row, const uint8_t* above, int c, int mask_context, int base,
             unsigned* mask) {
@@ -527,13 +528,18 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   parallel_for((n_lanes + 1) / 2, [&](int pair, int) {
     // Locals, not captures: the byte stores could alias what the closure
     // reaches, which would then be loaded again after each store.
-    const RansSymbol* const sym = reinterpret_cast<const RansSymbol*>(m.coding.data());
+    const char* const entries = reinterpret_cast<const char*>(m.coding.data());
+    const auto sym = [entries](uint16_t index2) -> const RansSymbol& {
+      return *reinterpret_cast<const RansSymbol*>(entries + size_t{index2} * 8);
+    };
     const uint16_t* const sequence = m.sequence.data();
     uint8_t* const room = m.room.data();
     const int la = m.order[2 * pair];
     const int lb = 2 * pair + 1 < n_lanes ? m.order[2 * pair + 1] : -1;
-    // The symbols, last first (rANS); each pair is its entry's index:
-    // context << 8 | value.
+    // The symbols, last first (rANS); each is twice its entry's index
+    // (context << 8 | value): the entry's offset in 8-byte units, which
+    // the loads take as a scaled index (an index of 16-byte entries cost
+    // a shift and an add a symbol).
     const uint16_t* const seq_a = sequence + m.sequence_offset[la];
     uint8_t* const end_a = room + m.slot_offset[la + 1];
     const size_t na = m.sequence_size[la];
@@ -545,13 +551,13 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
       const size_t nb = m.sequence_size[lb];  // <= na
       RansWriter b(end_b);
       for (size_t kb = nb; kb > 0; ka--, kb--) {
-        a.put(sym[seq_a[ka - 1]]);
-        b.put(sym[seq_b[kb - 1]]);
+        a.put(sym(seq_a[ka - 1]));
+        b.put(sym(seq_b[kb - 1]));
       }
       // absent (a present lane has a mode or a mask)
       m.stream_size[lb] = nb ? static_cast<uint32_t>(end_b - b.finish()) : 0;
     }
-    for (; ka > 0; ka--) a.put(sym[seq_a[ka - 1]]);
+    for (; ka > 0; ka--) a.put(sym(seq_a[ka - 1]));
     m.stream_size[la] = na ? static_cast<uint32_t>(end_a - a.finish()) : 0;
   });
   // 4. Directory: which lanes are present, their sizes; then the streams.

@@ -60,7 +60,7 @@ inline void count4(uint64_t four, uint32_t* counts) {
 
 // Stores the 8 pairs of `v` at seq and counts them.
 CUDAFX_AVX2 inline void put8(__m128i v, uint16_t* seq, uint32_t* counts) {
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(seq), v);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(seq), _mm_add_epi16(v, v));
   count4(static_cast<uint64_t>(_mm_cvtsi128_si64(v)), counts);
   count4(static_cast<uint64_t>(_mm_extract_epi64(v, 1)), counts);
 }
@@ -77,7 +77,7 @@ CUDAFX_AVX2 int row_pairs_avx2(const uint8_t* row, const uint8_t* above, int c, 
   *mask_out = mask;
   const uint16_t mask_pair = static_cast<uint16_t>(mask_context << 8 | mask);
   counts[mask_pair]++;
-  seq[0] = mask_pair;
+  seq[0] = static_cast<uint16_t>(2 * mask_pair);
   const __m256i base16 = set16(base), range16 = set16(range);
   // The first 16 symbols' left neighbours: the row shifted by c bytes,
   // zero in front (shuffle index i - c, negative -- a zero -- for i < c).

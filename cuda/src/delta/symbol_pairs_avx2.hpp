@@ -13,9 +13,11 @@
 namespace cudafx {
 
 // Appends to `seq`, in order, the (context << 8 | value) pairs of one tile
-// row of kDeltaTileW symbols at `row`: its mask (context `mask_context`;
-// bit g set where group g is not all zero; also into *mask_out), then the
-// pairs of the groups the mask sets, and counts each: counts[pair]++.
+// row of kDeltaTileW symbols at `row`, each doubled (the histogram pass's
+// sequence: DeltaTileEntropy's coding pass takes it as an index): its mask
+// (context `mask_context`; bit g set where group g is not all zero; also
+// into *mask_out), then the pairs of the groups the mask sets; and counts
+// each pair: counts[pair]++.
 // `above` is the tile's row above (null on its first row: no upper
 // neighbours), `c` the bytes a pixel (the left neighbour is c bytes
 // before; none in a tile's first c bytes), `base` the mode's first
