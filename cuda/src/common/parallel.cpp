@@ -30,6 +30,21 @@ namespace {
 // core each at 30 frames/s).
 constexpr std::chrono::microseconds kSpin{200};
 constexpr int kMostSpinners = 2;
+// But not while the machine's host multiplexes this machine's CPUs
+// (session 28): a shared VM's virtual CPUs at times take turns on fewer
+// physical ones (two threads' ping-pong then took 0.6-75 us a round trip,
+// not 0.17), and a worker polling for the next job then holds a physical
+// CPU that the caller needs for the work between jobs. In that state the
+// library's encode loop on bikes.mp4 at T = 10 read 926 frames/s with
+// 200 us of polling for the next job, 1 196 with 20 us; 2 000 us read
+// 705 (a caller's wait for its job's last items was better left at
+// 200). A poll that finds itself descheduled (kDescheduled between two of
+// its checks, each 64 pauses apart) marks the pool contended for
+// kContendedFor, and meanwhile a worker polls for the next job only
+// kContendedSpin before it sleeps (1 163 frames/s in that state).
+constexpr std::chrono::microseconds kContendedSpin{20};
+constexpr std::chrono::microseconds kDescheduled{25};
+constexpr std::chrono::milliseconds kContendedFor{1000};
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -83,7 +98,7 @@ class Pool {
     }
     // Spin a while before sleeping: the workers finish the job's last items
     // within microseconds, far sooner than a sleep and a wake-up take.
-    spin_until([&] { return job.complete(); });
+    spin_until([&] { return job.complete(); }, false);
     std::unique_lock<std::mutex> lk(m_);
     // Every item returned, and no worker still holds the job.
     done_cv_.wait(lk, [&] { return job.complete(); });
@@ -112,15 +127,30 @@ class Pool {
     }
   };
 
-  // Polls `ready` for up to kSpin; whether it became true.
+  // Polls `ready` for up to kSpin (kContendedSpin where `yields` and the
+  // pool is contended); whether it became true.
   template <class Ready>
-  static bool spin_until(Ready ready) {
-    const auto until = std::chrono::steady_clock::now() + kSpin;
+  bool spin_until(Ready ready, bool yields) {
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point last = Clock::now();
+    const bool contended = yields && last.time_since_epoch().count() <
+                                         contended_until_.load(std::memory_order_relaxed);
+    const Clock::time_point until = last + (contended ? kContendedSpin : kSpin);
     for (int i = 0;; i++) {
       if (ready())
         return true;
-      if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until)
-        return false;
+      if ((i & 63) == 63) {
+        const Clock::time_point now = Clock::now();
+        if (now - last >= kDescheduled) {
+          contended_until_.store((now + kContendedFor).time_since_epoch().count(),
+                                 std::memory_order_relaxed);
+          if (yields)
+            return false;
+        }
+        if (now >= until)
+          return false;
+        last = now;
+      }
       cpu_relax();
     }
   }
@@ -137,7 +167,7 @@ class Pool {
     for (;;) {
       // A job posted while this worker spins is taken without a sleep.
       if (spinners_.fetch_add(1) < kMostSpinners)
-        spin_until([&] { return posted_.load(std::memory_order_acquire) != seen; });
+        spin_until([&] { return posted_.load(std::memory_order_acquire) != seen; }, true);
       spinners_.fetch_sub(1);
       Job* job = nullptr;
       {
@@ -174,6 +204,8 @@ class Pool {
   int sleepers_ = 0;  // workers waiting on cv_ (under m_)
   std::atomic<uint64_t> posted_{0};  // jobs posted so far
   std::atomic<int> spinners_{0};     // workers polling for the next job
+  // Until when (steady_clock ticks) the pool counts as contended.
+  std::atomic<std::chrono::steady_clock::rep> contended_until_{0};
 };
 
 Pool& pool() {
