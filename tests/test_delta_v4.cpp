@@ -834,7 +834,7 @@ TEST(DeltaV4Tiles, Sse2TemporalKernelsAreThePerByteMath) {
 TEST(DeltaV4Tiles, Avx2TemporalTilesAreThePerByteMath) {
   const DeltaTemporalTile avx2 = delta_temporal_tile_avx2();
   if (!avx2)
-    GTEST_SKIP() << "this CPU has no AVX2";
+    GTEST_SKIP() << "no AVX2 (this CPU, or CUDAFX_CPU_BASELINE=1)";
   std::vector<uint8_t> cur(65536), ref(65536), sym(65536), rec(65536);
   for (int i = 0; i < 65536; i++) {  // scrambled, so a tile holds all kinds of pairs
     const unsigned pair = (static_cast<unsigned>(i) * 40503u) & 0xffffu;
@@ -868,7 +868,7 @@ TEST(DeltaV4Tiles, Avx2TemporalTilesAreThePerByteMath) {
 TEST(DeltaV4Tiles, Avx2RowPairsAreThePerSymbolMath) {
   const DeltaRowPairs avx2 = delta_row_pairs_avx2();
   if (!avx2)
-    GTEST_SKIP() << "this CPU has no AVX2";
+    GTEST_SKIP() << "no AVX2 (this CPU, or CUDAFX_CPU_BASELINE=1)";
   std::mt19937 rng(29);
   std::vector<uint32_t> counts(kDeltaContexts * 256), want_counts(kDeltaContexts * 256);
   for (int c : {1, 2, 3, 4})

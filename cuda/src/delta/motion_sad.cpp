@@ -14,6 +14,8 @@
 // compare the kernels with the per-byte math).
 #include "delta/motion_sad.hpp"
 
+#include "common/cpu_baseline.hpp"
+
 #include "cudafx/delta.hpp"
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "delta/avx2_lanes.hpp"
@@ -178,7 +180,7 @@ const DeltaBlockSad* delta_block_sad_portable() { return &kPortable; }
 
 const DeltaBlockSad* delta_block_sad_avx2() {
 #if defined(CUDAFX_SAD_X86)
-  if (__builtin_cpu_supports("avx2"))
+  if (!cpu_baseline_forced() && __builtin_cpu_supports("avx2"))
     return &kAvx2;
 #endif
   return nullptr;
