@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-200000}
 out=build-fuzz
 mkdir -p "$out/corpus"
-srcs="cuda/src/common/image.cpp cuda/src/common/parallel.cpp cuda/src/common/cpu_baseline.cpp cuda/src/delta/delta_cpu.cpp cuda/src/delta/delta_packet.cpp cuda/src/delta/crc32_clmul.cpp cuda/src/delta/delta_stream.cpp cuda/src/delta/delta_motion.cpp cuda/src/delta/motion_sad.cpp cuda/src/delta/temporal_avx2.cpp cuda/src/delta/symbol_pairs_avx2.cpp cuda/src/delta/delta_entropy.cpp cuda/src/delta/adaptive_model.cpp cuda/src/delta/delta_tiles_cpu.cpp cuda/src/delta/delta_tile_entropy.cpp"
+srcs="cuda/src/common/image.cpp cuda/src/common/parallel.cpp cuda/src/common/cpu_features.cpp cuda/src/delta/delta_cpu.cpp cuda/src/delta/delta_packet.cpp cuda/src/delta/crc32_clmul.cpp cuda/src/delta/delta_stream.cpp cuda/src/delta/delta_motion.cpp cuda/src/delta/motion_sad.cpp cuda/src/delta/temporal_avx2.cpp cuda/src/delta/symbol_pairs_avx2.cpp cuda/src/delta/delta_entropy.cpp cuda/src/delta/adaptive_model.cpp cuda/src/delta/delta_tiles_cpu.cpp cuda/src/delta/delta_tile_entropy.cpp"
 flags="-std=c++17 -O1 -g -Icuda/include -Icuda/src -fno-omit-frame-pointer"
 libs="-lzstd -lz -lpthread"
 clang++ $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

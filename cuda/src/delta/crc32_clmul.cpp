@@ -9,7 +9,7 @@
 // on bikes.mp4 lossless, the other core idle meanwhile).
 #include "delta/crc32_clmul.hpp"
 
-#include "common/cpu_baseline.hpp"
+#include "common/cpu_features.hpp"
 
 #include <zlib.h>
 
@@ -97,9 +97,7 @@ CUDAFX_CLMUL uint32_t fold_crc(uint32_t state, const uint8_t* p, size_t n) {
 
 bool delta_crc32_folds() {
 #if defined(CUDAFX_CRC_CLMUL)
-  static const bool has = !cpu_baseline_forced() && __builtin_cpu_supports("pclmul") &&
-                          __builtin_cpu_supports("sse4.1");
-  return has;
+  return cpu_uses_clmul();
 #else
   return false;
 #endif

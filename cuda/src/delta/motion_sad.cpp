@@ -14,7 +14,7 @@
 // compare the kernels with the per-byte math).
 #include "delta/motion_sad.hpp"
 
-#include "common/cpu_baseline.hpp"
+#include "common/cpu_features.hpp"
 
 #include "cudafx/delta.hpp"
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -180,7 +180,7 @@ const DeltaBlockSad* delta_block_sad_portable() { return &kPortable; }
 
 const DeltaBlockSad* delta_block_sad_avx2() {
 #if defined(CUDAFX_SAD_X86)
-  if (!cpu_baseline_forced() && __builtin_cpu_supports("avx2"))
+  if (cpu_uses_avx2())
     return &kAvx2;
 #endif
   return nullptr;

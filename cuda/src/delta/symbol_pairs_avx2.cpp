@@ -5,7 +5,7 @@
 // instructions.
 #include "delta/symbol_pairs_avx2.hpp"
 
-#include "common/cpu_baseline.hpp"
+#include "common/cpu_features.hpp"
 
 #include "cudafx/delta.hpp"
 #include "cudafx/delta_predict_math.hpp"
@@ -114,7 +114,7 @@ CUDAFX_AVX2 int row_pairs_avx2(const uint8_t* row, const uint8_t* above, int c, 
 
 DeltaRowPairs delta_row_pairs_avx2() {
 #if defined(CUDAFX_PAIRS_AVX2)
-  if (!cpu_baseline_forced() && __builtin_cpu_supports("avx2"))
+  if (cpu_uses_avx2())
     return row_pairs_avx2;
 #endif
   return nullptr;

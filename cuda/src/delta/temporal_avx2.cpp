@@ -7,7 +7,7 @@
 // their order.
 #include "delta/temporal_avx2.hpp"
 
-#include "common/cpu_baseline.hpp"
+#include "common/cpu_features.hpp"
 
 #include "cudafx/delta.hpp"
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -135,7 +135,7 @@ int temporal_tile_avx2(const uint8_t* cur, size_t cp, const uint8_t* ref, size_t
 
 DeltaTemporalTile delta_temporal_tile_avx2() {
 #if defined(CUDAFX_TEMPORAL_AVX2)
-  if (!cpu_baseline_forced() && __builtin_cpu_supports("avx2"))
+  if (cpu_uses_avx2())
     return temporal_tile_avx2;
 #endif
   return nullptr;
