@@ -107,3 +107,58 @@ TEST(ParallelFor, ManyThreadsManyJobsEveryIndexOnce) {
       wrong += v.load() != 1;
   EXPECT_EQ(wrong, 0);
 }
+
+// The shares parallel_share_begin announces cover [0, count) in order,
+// each contiguous, one a share, for counts smaller and larger than the
+// number of shares.
+TEST(ParallelFor, SharesCoverTheIndicesInOrder) {
+  const int shares = parallel_share_count();
+  ASSERT_GE(shares, 1);
+  ASSERT_LE(shares, cpu_worker_count());
+  for (int count : {1, 2, 3, 7, 35, 1000}) {
+    EXPECT_EQ(parallel_share_begin(count, 0), 0) << count;
+    EXPECT_EQ(parallel_share_begin(count, shares), count) << count;
+    for (int k = 0; k < shares; k++)
+      EXPECT_LE(parallel_share_begin(count, k), parallel_share_begin(count, k + 1)) << count;
+  }
+}
+
+// Each thread runs its own share first, from its front and in order; what
+// others take of a share is its tail. So a thread's list of indices begins
+// with its share's first index, ascending by one while in the share, and
+// every index it ran of its own share comes before any index of another.
+// Whatever the timing, this holds; the items are made slow enough that the
+// threads meet in each other's shares in most rounds.
+TEST(ParallelFor, AThreadRunsItsOwnShareFirstInOrder) {
+  const int workers = cpu_worker_count(), shares = parallel_share_count();
+  const int n = 16 * workers;
+  for (int round = 0; round < 20; round++) {
+    std::vector<std::vector<int>> ran(workers);
+    std::vector<int> owner(n, -1);
+    parallel_for(n, [&](int i, int worker) {
+      ran[worker].push_back(i);  // a worker index is one thread at a time
+      owner[i] = worker;
+      volatile int spin = 0;
+      for (int k = 0; k < 1000 * (1 + i % 3); k++)
+        spin = spin + k;
+    });
+    for (int w = 0; w < workers; w++) {
+      const int k = w % shares;
+      const int begin = parallel_share_begin(n, k), end = parallel_share_begin(n, k + 1);
+      const std::vector<int>& list = ran[w];
+      size_t own = 0;
+      while (own < list.size() && list[own] >= begin && list[own] < end) own++;
+      for (size_t j = own; j < list.size(); j++)
+        EXPECT_FALSE(list[j] >= begin && list[j] < end)
+            << "round " << round << ": worker " << w << " ran " << list[j]
+            << " of its share after another's";
+      for (size_t j = 0; j < own; j++)
+        EXPECT_EQ(list[j], begin + static_cast<int>(j))
+            << "round " << round << ": worker " << w << "'s share out of order";
+      // What others ran of this share is its tail, past what its owner ran.
+      if (k == w)
+        for (int i = begin + static_cast<int>(own); i < end; i++)
+          EXPECT_NE(owner[i], w) << "round " << round << " index " << i;
+    }
+  }
+}

@@ -15,6 +15,17 @@ int cpu_worker_count();
 // callers can index per-thread scratch (the caller's own: calls from other
 // threads run at the same time, each with its own worker 0). Returns when
 // all calls have returned. `fn` must not call parallel_for itself.
+//
+// The indices are dealt out in contiguous shares, one a pool thread: a
+// thread runs its own share first, in order, then helps with what is left
+// of the others'. So index i runs, when the threads keep pace, on the same
+// thread from one call to the next, and a pass over the same items reads
+// what the pass before it wrote from that core's caches.
 void parallel_for(int count, const std::function<void(int index, int worker)>& fn);
+
+// The first index of share k (0 <= k <= parallel_share_count()) of a
+// parallel_for over [0, count): share k is [begin(k), begin(k + 1)).
+int parallel_share_count();
+int parallel_share_begin(int count, int k);
 
 }  // namespace cudafx

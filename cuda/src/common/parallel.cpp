@@ -30,6 +30,8 @@ namespace {
 // core each at 30 frames/s).
 constexpr std::chrono::microseconds kSpin{200};
 constexpr int kMostSpinners = 2;
+// Shares of a job's items (Pool::Job): one a thread, up to this many.
+constexpr int kMostShares = 64;
 // But not while the machine's host multiplexes this machine's CPUs
 // (session 28): a shared VM's virtual CPUs at times take turns on fewer
 // physical ones (two threads' ping-pong then took 0.6-75 us a round trip,
@@ -81,7 +83,7 @@ class Pool {
   int size() const { return n_; }
 
   void run(int count, const std::function<void(int, int)>& fn) {
-    Job job(fn, count);
+    Job job(fn, count, parallel_share_count());
     bool wake;
     {
       std::lock_guard<std::mutex> lk(m_);
@@ -106,23 +108,64 @@ class Pool {
   }
 
  private:
+  // A job's items are dealt out in shares, one per pool thread, each a
+  // contiguous run: a thread runs its own share from the front, then takes
+  // what is left of the others' from their backs. Item i of a job thus
+  // runs, in the common case, on the same thread from one call to the next
+  // (a frame's tile rows, its lanes, the next frame's rows), so the bytes a
+  // pass writes are read by the next pass, and the next frame, from the
+  // same core's caches rather than moved between cores.
   struct Job {
-    Job(const std::function<void(int, int)>& f, int n) : fn(f), count(n) {}
+    Job(const std::function<void(int, int)>& f, int n, int shares)
+        : fn(f), count(n), n_shares(shares) {
+      for (int k = 0; k < n_shares; k++)
+        share[k].store(pack(share_begin(k), share_begin(k + 1)), std::memory_order_relaxed);
+    }
     const std::function<void(int, int)>& fn;
     const int count;
-    std::atomic<int> next{0};
+    const int n_shares;
+    // Each share's [front, back) as front << 32 | back.
+    std::atomic<uint64_t> share[kMostShares];
     std::atomic<int> done{0};     // items returned (written under m_)
     std::atomic<int> workers{0};  // pool threads working on it (written under m_)
-    bool has_items() const { return next.load(std::memory_order_relaxed) < count; }
+    static uint64_t pack(uint32_t front, uint32_t back) { return uint64_t{front} << 32 | back; }
+    int share_begin(int k) const { return parallel_share_begin(count, k); }
+    bool has_items() const {
+      for (int k = 0; k < n_shares; k++) {
+        const uint64_t v = share[k].load(std::memory_order_relaxed);
+        if ((v >> 32) < (v & 0xffffffffu))
+          return true;
+      }
+      return false;
+    }
     bool complete() const {
       return done.load(std::memory_order_acquire) == count &&
              workers.load(std::memory_order_acquire) == 0;
     }
+    // Takes the next item of share k, from its front or (another thread's
+    // share) its back; -1 when the share is empty.
+    int take(int k, bool front) {
+      uint64_t v = share[k].load(std::memory_order_relaxed);
+      for (;;) {
+        const uint32_t f = static_cast<uint32_t>(v >> 32), b = static_cast<uint32_t>(v);
+        if (f >= b)
+          return -1;
+        const uint64_t next = front ? pack(f + 1, b) : pack(f, b - 1);
+        if (share[k].compare_exchange_weak(v, next, std::memory_order_relaxed))
+          return static_cast<int>(front ? f : b - 1);
+      }
+    }
     // Runs items until none is left; how many it ran.
     int work(int worker) {
       int n = 0;
-      for (int i = next.fetch_add(1); i < count; i = next.fetch_add(1), n++)
+      const int own = worker % n_shares;
+      for (int i = take(own, true); i >= 0; i = take(own, true), n++)
         fn(i, worker);
+      for (int d = 1; d < n_shares; d++) {
+        const int k = (own + d) % n_shares;
+        for (int i = take(k, false); i >= 0; i = take(k, false), n++)
+          fn(i, worker);
+      }
       return n;
     }
   };
@@ -216,6 +259,12 @@ Pool& pool() {
 }  // namespace
 
 int cpu_worker_count() { return pool().size(); }
+
+int parallel_share_count() { return std::min(cpu_worker_count(), kMostShares); }
+
+int parallel_share_begin(int count, int k) {
+  return static_cast<int>(static_cast<int64_t>(count) * k / parallel_share_count());
+}
 
 void parallel_for(int count, const std::function<void(int, int)>& fn) {
   if (count <= 0)

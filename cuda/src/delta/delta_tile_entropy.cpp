@@ -325,7 +325,12 @@ struct DeltaTileEntropy::Impl {
   std::vector<uint16_t> sequence;
   std::vector<size_t> sequence_offset;
   std::vector<size_t> sequence_size;
-  std::vector<int> order;  // the lanes, longest first (the coding pass)
+  std::vector<int> order;  // the lanes in pairs, -1 for none (the coding pass)
+  // Encoder: the first lane of each tile row (all planes'), and one past
+  // the last: the histogram pass's job is a tile row, as the tile pass's,
+  // so that parallel_for's shares give a row's lanes to the thread that
+  // coded its tiles.
+  std::vector<int> row_lanes;
   Table enc[kDeltaContexts];
   Table fresh[kDeltaContexts];  // encode_tables: each context's new table
   bool scaled = true;  // tables with a shift (set_scaled_tables)
@@ -448,6 +453,10 @@ Status DeltaTileEntropy::create(const DeltaLayout& layout, std::unique_ptr<Delta
     seq += delta_lane_most_pairs(l);
   }
   m.slot_offset.push_back(room);
+  for (int li = 0; li < static_cast<int>(m.lanes.size()); li++)
+    if (li == 0 || m.lanes[li].tx0 == 0)
+      m.row_lanes.push_back(li);
+  m.row_lanes.push_back(static_cast<int>(m.lanes.size()));
   m.room_bytes = room;
   m.sequence_length = seq;
   m.stream_size.resize(m.lanes.size());
@@ -486,27 +495,30 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   // 1. Histograms of every context, a worker's lanes into its own.
   for (auto& c : m.counts) std::fill(c.begin(), c.end(), 0u);
   static const DeltaRowPairs row_pairs = delta_row_pairs_avx2();
-  parallel_for(n_lanes, [&](int li, int worker) {
-    m.sequence_size[li] = 0;
-    if (!present(m.lanes[li]))
-      return;
-    uint32_t* counts = m.counts[worker].data();
-    uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
-    size_t n = 0;
-    m.walk_lane(
-        li, keyframe, symbols, modes, nl.range,
-        [&](int pair) {
-          counts[pair]++;  // counts[context * 256 + value]
-          seq[n++] = static_cast<uint16_t>(2 * pair);
-        },
-        [&](const uint8_t* row, const uint8_t* above, int c, int mask_context, int base,
-            unsigned* mask) {
-          if (!row_pairs)
-            return false;
-          n += row_pairs(row, above, c, mask_context, base, nl.range, seq + n, counts, mask);
-          return true;
-        });
-    m.sequence_size[li] = n;
+  const int n_rows = static_cast<int>(m.row_lanes.size()) - 1;
+  parallel_for(n_rows, [&](int tile_row, int worker) {
+    for (int li = m.row_lanes[tile_row]; li < m.row_lanes[tile_row + 1]; li++) {
+      m.sequence_size[li] = 0;
+      if (!present(m.lanes[li]))
+        continue;
+      uint32_t* counts = m.counts[worker].data();
+      uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
+      size_t n = 0;
+      m.walk_lane(
+          li, keyframe, symbols, modes, nl.range,
+          [&](int pair) {
+            counts[pair]++;  // counts[context * 256 + value]
+            seq[n++] = static_cast<uint16_t>(2 * pair);
+          },
+          [&](const uint8_t* row, const uint8_t* above, int c, int mask_context, int base,
+              unsigned* mask) {
+            if (!row_pairs)
+              return false;
+            n += row_pairs(row, above, c, mask_context, base, nl.range, seq + n, counts, mask);
+            return true;
+          });
+      m.sequence_size[li] = n;
+    }
   });
   std::vector<uint32_t>& total = m.counts[0];
   for (size_t k = 1; k < m.counts.size(); k++)
@@ -519,13 +531,24 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   // side by side, their chains interleaved; the lanes are paired longest
   // with next longest and the longest pairs go first (the last to start
   // are the shortest, so the workers finish together).
-  m.order.resize(n_lanes);
-  for (int li = 0; li < n_lanes; li++) m.order[li] = li;
-  std::sort(m.order.begin(), m.order.end(), [&](int a, int b) {
+  // Paired within each thread's share of the lanes (parallel_for deals a
+  // job's items out in contiguous shares, one a thread), so that a lane is
+  // coded on the thread whose histogram pass made its sequence.
+  const auto longer = [&](int a, int b) {
     return m.sequence_size[a] != m.sequence_size[b] ? m.sequence_size[a] > m.sequence_size[b]
                                                     : a < b;
-  });
-  parallel_for((n_lanes + 1) / 2, [&](int pair, int) {
+  };
+  m.order.clear();
+  for (int k = 0; k < parallel_share_count(); k++) {
+    const size_t first = m.order.size();
+    for (int li = m.row_lanes[parallel_share_begin(n_rows, k)];
+         li < m.row_lanes[parallel_share_begin(n_rows, k + 1)]; li++)
+      m.order.push_back(li);
+    std::sort(m.order.begin() + first, m.order.end(), longer);
+    if ((m.order.size() - first) % 2)
+      m.order.push_back(-1);  // the share's shortest lane codes alone
+  }
+  parallel_for(static_cast<int>(m.order.size() / 2), [&](int pair, int) {
     // Locals, not captures: the byte stores could alias what the closure
     // reaches, which would then be loaded again after each store.
     const char* const entries = reinterpret_cast<const char*>(m.coding.data());
@@ -535,7 +558,7 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
     const uint16_t* const sequence = m.sequence.data();
     uint8_t* const room = m.room.data();
     const int la = m.order[2 * pair];
-    const int lb = 2 * pair + 1 < n_lanes ? m.order[2 * pair + 1] : -1;
+    const int lb = m.order[2 * pair + 1];
     // The symbols, last first (rANS); each is twice its entry's index
     // (context << 8 | value): the entry's offset in 8-byte units, which
     // the loads take as a scaled index (an index of 16-byte entries cost
