@@ -162,3 +162,60 @@ TEST(ParallelFor, AThreadRunsItsOwnShareFirstInOrder) {
     }
   }
 }
+
+// Weighted shares: each item in the share its weight's middle falls in, so
+// the shares' weights are within an item of equal, and the shares cover
+// [0, count) in order; zero weights fall back to the even split.
+TEST(ParallelFor, WeightedSharesSplitTheWeightEvenly) {
+  const int shares = parallel_share_count();
+  // A frame's tile rows: 17 luma rows of 10 240 bytes, 9 + 9 chroma rows of
+  // 2 560 (bikes.mp4's 640x272 I420, the last rows shorter).
+  std::vector<uint64_t> weight;
+  for (int r = 0; r < 17; r++) weight.push_back(640 * 16);
+  for (int r = 0; r < 18; r++) weight.push_back(320 * (r % 9 == 8 ? 8 : 16));
+  std::vector<uint64_t> before(1, 0);
+  for (uint64_t w : weight) before.push_back(before.back() + w);
+  const int count = static_cast<int>(weight.size());
+  std::vector<int> first(shares + 1, -1);
+  parallel_weighted_shares(before.data(), count, first.data());
+  EXPECT_EQ(first[0], 0);
+  EXPECT_EQ(first[shares], count);
+  for (int k = 0; k < shares; k++) {
+    ASSERT_LE(first[k], first[k + 1]);
+    const double share = static_cast<double>(before[first[k + 1]] - before[first[k]]);
+    EXPECT_NEAR(share, static_cast<double>(before[count]) / shares, 640.0 * 16)
+        << "share " << k << " of " << shares;
+  }
+  // With two shares (the development machine): luma rows 0-12 and the
+  // rest (the frame weighs 25.5 luma rows; row 12's middle, at 12.5, falls
+  // before the half).
+  if (shares == 2)
+    EXPECT_EQ(first[1], 13);
+  std::vector<uint64_t> zero(count + 1, 0);
+  parallel_weighted_shares(zero.data(), count, first.data());
+  for (int k = 0; k <= shares; k++) EXPECT_EQ(first[k], parallel_share_begin(count, k));
+}
+
+// parallel_for_shares runs every index of the shares it is given once, and
+// a thread starts with the front of its own share, however uneven.
+TEST(ParallelFor, GivenSharesRunEveryIndexOnceOwnShareFirst) {
+  const int shares = parallel_share_count();
+  std::vector<int> first(shares + 1);
+  for (int k = 0; k <= shares; k++) first[k] = k == 0 ? 0 : first[k - 1] + 3 * k;
+  const int count = first[shares];
+  for (int round = 0; round < 20; round++) {
+    std::vector<std::atomic<int>> calls(count);
+    std::vector<std::vector<int>> ran(cpu_worker_count());
+    parallel_for_shares(first.data(), [&](int i, int worker) {
+      calls[i]++;
+      ran[worker].push_back(i);
+      volatile int spin = 0;
+      for (int k = 0; k < 500; k++) spin = spin + k;
+    });
+    for (int i = 0; i < count; i++) ASSERT_EQ(calls[i].load(), 1) << i;
+    for (int w = 0; w < cpu_worker_count(); w++)
+      if (!ran[w].empty() && w < shares && first[w] < first[w + 1] &&
+          ran[w][0] >= first[w] && ran[w][0] < first[w + 1])
+        EXPECT_EQ(ran[w][0], first[w]) << "worker " << w << " round " << round;
+  }
+}

@@ -88,6 +88,12 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const DeltaMotionSearch* motion = nullptr,
                               uint8_t* predictors = nullptr, DeltaRebuild* rebuild = nullptr);
 
+// The CPU's shares of a frame's tile rows (all planes' rows in order, the
+// tile pass's jobs; parallel_for_shares), of about equal bytes: writes
+// parallel_share_count() + 1 entries. The entropy coder's passes use the
+// same, so a row's symbols are read by the thread that wrote them.
+void delta_tile_row_shares(const DeltaLayout& layout, int* first);
+
 // The number of symbols `modes` codes: the bytes of the tiles not skipped.
 size_t delta_coded_symbols(const DeltaLayout& layout, const uint8_t* modes);
 

@@ -3,6 +3,7 @@
 // process, so a frame costs no thread creation.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 
 namespace cudafx {
@@ -23,9 +24,24 @@ int cpu_worker_count();
 // what the pass before it wrote from that core's caches.
 void parallel_for(int count, const std::function<void(int index, int worker)>& fn);
 
-// The first index of share k (0 <= k <= parallel_share_count()) of a
-// parallel_for over [0, count): share k is [begin(k), begin(k + 1)).
+// The number of shares (at most kParallelMostShares) and the first index
+// of share k (0 <= k <= parallel_share_count()) of a parallel_for over
+// [0, count): share k is [begin(k), begin(k + 1)).
+constexpr int kParallelMostShares = 64;
 int parallel_share_count();
 int parallel_share_begin(int count, int k);
+
+// As parallel_for over [0, first[parallel_share_count()]), with the shares
+// given: share k is [first[k], first[k + 1]) (first[0] = 0, non-decreasing).
+// For passes whose items weigh differently (a frame's tile rows: a luma
+// row is four chroma rows' bytes) but which should land on the same
+// threads pass after pass.
+void parallel_for_shares(const int* first, const std::function<void(int index, int worker)>& fn);
+
+// Shares of [0, count) of about equal weight for parallel_for_shares:
+// weight_before[i] (count + 1 entries, non-decreasing) is the weight of
+// the items before i; an item goes to the share its weight's middle falls
+// in. Writes parallel_share_count() + 1 entries of `first`.
+void parallel_weighted_shares(const uint64_t* weight_before, int count, int* first);
 
 }  // namespace cudafx

@@ -30,8 +30,6 @@ namespace {
 // core each at 30 frames/s).
 constexpr std::chrono::microseconds kSpin{200};
 constexpr int kMostSpinners = 2;
-// Shares of a job's items (Pool::Job): one a thread, up to this many.
-constexpr int kMostShares = 64;
 // But not while the machine's host multiplexes this machine's CPUs
 // (session 28): a shared VM's virtual CPUs at times take turns on fewer
 // physical ones (two threads' ping-pong then took 0.6-75 us a round trip,
@@ -82,8 +80,9 @@ class Pool {
   }
   int size() const { return n_; }
 
-  void run(int count, const std::function<void(int, int)>& fn) {
-    Job job(fn, count, parallel_share_count());
+  // Runs fn over [0, first[shares]), share k being [first[k], first[k + 1]).
+  void run(const int* first, int shares, const std::function<void(int, int)>& fn) {
+    Job job(fn, first, shares);
     bool wake;
     {
       std::lock_guard<std::mutex> lk(m_);
@@ -116,20 +115,19 @@ class Pool {
   // pass writes are read by the next pass, and the next frame, from the
   // same core's caches rather than moved between cores.
   struct Job {
-    Job(const std::function<void(int, int)>& f, int n, int shares)
-        : fn(f), count(n), n_shares(shares) {
+    Job(const std::function<void(int, int)>& f, const int* first, int shares)
+        : fn(f), count(first[shares]), n_shares(shares) {
       for (int k = 0; k < n_shares; k++)
-        share[k].store(pack(share_begin(k), share_begin(k + 1)), std::memory_order_relaxed);
+        share[k].store(pack(first[k], first[k + 1]), std::memory_order_relaxed);
     }
     const std::function<void(int, int)>& fn;
     const int count;
     const int n_shares;
     // Each share's [front, back) as front << 32 | back.
-    std::atomic<uint64_t> share[kMostShares];
+    std::atomic<uint64_t> share[kParallelMostShares];
     std::atomic<int> done{0};     // items returned (written under m_)
     std::atomic<int> workers{0};  // pool threads working on it (written under m_)
     static uint64_t pack(uint32_t front, uint32_t back) { return uint64_t{front} << 32 | back; }
-    int share_begin(int k) const { return parallel_share_begin(count, k); }
     bool has_items() const {
       for (int k = 0; k < n_shares; k++) {
         const uint64_t v = share[k].load(std::memory_order_relaxed);
@@ -260,13 +258,14 @@ Pool& pool() {
 
 int cpu_worker_count() { return pool().size(); }
 
-int parallel_share_count() { return std::min(cpu_worker_count(), kMostShares); }
+int parallel_share_count() { return std::min(cpu_worker_count(), kParallelMostShares); }
 
 int parallel_share_begin(int count, int k) {
   return static_cast<int>(static_cast<int64_t>(count) * k / parallel_share_count());
 }
 
-void parallel_for(int count, const std::function<void(int, int)>& fn) {
+void parallel_for_shares(const int* first, const std::function<void(int, int)>& fn) {
+  const int shares = parallel_share_count(), count = first[shares];
   if (count <= 0)
     return;
   if (count == 1 || cpu_worker_count() == 1) {
@@ -274,7 +273,32 @@ void parallel_for(int count, const std::function<void(int, int)>& fn) {
       fn(i, 0);
     return;
   }
-  pool().run(count, fn);
+  pool().run(first, shares, fn);
+}
+
+void parallel_for(int count, const std::function<void(int, int)>& fn) {
+  int first[kParallelMostShares + 1];
+  for (int k = 0; k <= parallel_share_count(); k++) first[k] = parallel_share_begin(count, k);
+  parallel_for_shares(first, fn);
+}
+
+void parallel_weighted_shares(const uint64_t* weight_before, int count, int* first) {
+  const int shares = parallel_share_count();
+  const uint64_t total = weight_before[count];
+  if (total == 0) {
+    for (int k = 0; k <= shares; k++) first[k] = parallel_share_begin(count, k);
+    return;
+  }
+  // Item i's middle, 2 * before + weight = before(i) + before(i + 1), falls
+  // in share k where middle * shares >= 2 * total * k. (Weights are bytes
+  // or symbols: far below 2^56 / kParallelMostShares.)
+  int k = 1;
+  first[0] = 0;
+  for (int i = 0; i < count && k < shares; i++) {
+    const uint64_t middle = weight_before[i] + weight_before[i + 1];
+    while (k < shares && middle * shares >= 2 * total * k) first[k++] = i;
+  }
+  while (k <= shares) first[k++] = count;
 }
 
 }  // namespace cudafx

@@ -15,6 +15,7 @@
 #endif
 
 #include "cudafx/delta_predict_math.hpp"
+#include "cudafx/delta_tiles.hpp"
 #include "cudafx/parallel.hpp"
 #include "delta/bit_stream.hpp"
 #include "delta/byte_order.hpp"
@@ -328,9 +329,12 @@ struct DeltaTileEntropy::Impl {
   std::vector<int> order;  // the lanes in pairs, -1 for none (the coding pass)
   // Encoder: the first lane of each tile row (all planes'), and one past
   // the last: the histogram pass's job is a tile row, as the tile pass's,
-  // so that parallel_for's shares give a row's lanes to the thread that
-  // coded its tiles.
+  // in the same shares (row_first, delta_tile_row_shares), so that a row's
+  // lanes go to the thread that coded its tiles; the coding pass's shares
+  // of lane pairs (pair_first) follow them.
   std::vector<int> row_lanes;
+  int row_first[kParallelMostShares + 1] = {};
+  int pair_first[kParallelMostShares + 1] = {};
   Table enc[kDeltaContexts];
   Table fresh[kDeltaContexts];  // encode_tables: each context's new table
   bool scaled = true;  // tables with a shift (set_scaled_tables)
@@ -457,6 +461,7 @@ Status DeltaTileEntropy::create(const DeltaLayout& layout, std::unique_ptr<Delta
     if (li == 0 || m.lanes[li].tx0 == 0)
       m.row_lanes.push_back(li);
   m.row_lanes.push_back(static_cast<int>(m.lanes.size()));
+  delta_tile_row_shares(layout, m.row_first);
   m.room_bytes = room;
   m.sequence_length = seq;
   m.stream_size.resize(m.lanes.size());
@@ -495,8 +500,7 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   // 1. Histograms of every context, a worker's lanes into its own.
   for (auto& c : m.counts) std::fill(c.begin(), c.end(), 0u);
   static const DeltaRowPairs row_pairs = delta_row_pairs_avx2();
-  const int n_rows = static_cast<int>(m.row_lanes.size()) - 1;
-  parallel_for(n_rows, [&](int tile_row, int worker) {
+  parallel_for_shares(m.row_first, [&](int tile_row, int worker) {
     for (int li = m.row_lanes[tile_row]; li < m.row_lanes[tile_row + 1]; li++) {
       m.sequence_size[li] = 0;
       if (!present(m.lanes[li]))
@@ -541,14 +545,15 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   m.order.clear();
   for (int k = 0; k < parallel_share_count(); k++) {
     const size_t first = m.order.size();
-    for (int li = m.row_lanes[parallel_share_begin(n_rows, k)];
-         li < m.row_lanes[parallel_share_begin(n_rows, k + 1)]; li++)
+    m.pair_first[k] = static_cast<int>(first / 2);
+    for (int li = m.row_lanes[m.row_first[k]]; li < m.row_lanes[m.row_first[k + 1]]; li++)
       m.order.push_back(li);
     std::sort(m.order.begin() + first, m.order.end(), longer);
     if ((m.order.size() - first) % 2)
       m.order.push_back(-1);  // the share's shortest lane codes alone
   }
-  parallel_for(static_cast<int>(m.order.size() / 2), [&](int pair, int) {
+  m.pair_first[parallel_share_count()] = static_cast<int>(m.order.size() / 2);
+  parallel_for_shares(m.pair_first, [&](int pair, int) {
     // Locals, not captures: the byte stores could alias what the closure
     // reaches, which would then be loaded again after each store.
     const char* const entries = reinterpret_cast<const char*>(m.coding.data());

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <utility>
+#include <vector>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -39,7 +40,9 @@ int tile_row_count(const DeltaLayout& layout) {
 // after a row's tiles after_row(plane, tile row, job).
 template <class F, class AfterRow>
 void for_each_tile_row(const DeltaLayout& layout, F fn, AfterRow after_row) {
-  parallel_for(tile_row_count(layout), [&](int job, int) {
+  int first[kParallelMostShares + 1];
+  delta_tile_row_shares(layout, first);
+  parallel_for_shares(first, [&](int job, int) {
     int i = 0, r = job;
     while (r >= layout.planes[i].tiles_y) r -= layout.planes[i++].tiles_y;
     const DeltaPlaneLayout& p = layout.planes[i];
@@ -663,6 +666,18 @@ void store(const uint8_t* src, size_t src_pitch, const TileSite& s, uint8_t* dst
 }
 
 }  // namespace
+
+void delta_tile_row_shares(const DeltaLayout& layout, int* first) {
+  std::vector<uint64_t> weight_before(1, 0);  // the bytes of the rows before
+  for (int i = 0; i < layout.n_planes; i++) {
+    const DeltaPlaneLayout& p = layout.planes[i];
+    for (int ty = 0; ty < p.tiles_y; ty++)
+      weight_before.push_back(weight_before.back() +
+                              static_cast<uint64_t>(p.row_bytes) * p.tile_height(ty));
+  }
+  parallel_weighted_shares(weight_before.data(), static_cast<int>(weight_before.size()) - 1,
+                           first);
+}
 
 size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const ImageView& ref, int bound, const DeltaIntra& intra,
