@@ -220,6 +220,15 @@ set_output_caps (GstCudaDeltaEnc * self, gint version)
       GST_VIDEO_INFO_FPS_D (info), nullptr);
   GstVideoCodecState *out =
       gst_video_encoder_set_output_state (GST_VIDEO_ENCODER (self), caps, st->input);
+  /* No multiview fields: GstVideoEncoder would add the input's
+   * (multiview-mode=mono from videotestsrc and most sources) with a
+   * GstVideoMultiviewFlagsSet, a type of libgstvideo's that a receiver
+   * parsing the caps string (rtpgstdepay behind rtspsrc) knows only once
+   * something in its process has registered it: on the GPU machine the
+   * RTSP clients' depayloader rejected the caps and the stream stalled.
+   * The codec codes each frame as one picture; every field left is a
+   * plain string, number or fraction. */
+  GST_VIDEO_INFO_MULTIVIEW_MODE (&out->info) = GST_VIDEO_MULTIVIEW_MODE_NONE;
   gst_video_codec_state_unref (out);
   st->caps_version = version;
 }

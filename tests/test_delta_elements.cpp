@@ -138,6 +138,41 @@ TEST(DeltaElements, KeyframesOnlyUseTheWholeThreshold) {
   }
 }
 
+// The encoder's caps travel as a string (rtpgstpay's caps, the SDP of an
+// RTSP server) to receivers that parse them: every field a plain string,
+// number or fraction, none of a library's own types. GstVideoEncoder adds
+// the input's multiview-mode with a GstVideoMultiviewFlagsSet, which a
+// receiver whose process had not registered that type (the RTSP clients on
+// the GPU machine) could not parse.
+TEST(DeltaElements, CapsHoldOnlyPlainFields) {
+  const ImageDesc desc{PixelFormat::I420, 64, 48};
+  const auto clip = make_clip(desc, 1, 8);
+  GstHarness* h = gst_harness_new("cudadeltaenc");
+  gst_harness_set_src_caps_str(h, (caps_string(desc) +
+                                   ", multiview-mode=(string)mono, pixel-aspect-ratio=(fraction)1/1, "
+                                   "interlace-mode=(string)progressive")
+                                      .c_str());
+  ASSERT_EQ(gst_harness_push(h, timed_buffer(clip[0], 0)), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h);
+  ASSERT_NE(out, nullptr);
+  gst_buffer_unref(out);
+  GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+  ASSERT_NE(caps, nullptr);
+  const GstStructure* s = gst_caps_get_structure(caps, 0);
+  for (int i = 0; i < gst_structure_n_fields(s); i++) {
+    const char* name = gst_structure_nth_field_name(s, i);
+    const GType type = gst_structure_get_field_type(s, name);
+    EXPECT_TRUE(type == G_TYPE_STRING || type == G_TYPE_INT || type == GST_TYPE_FRACTION)
+        << name << " is a " << g_type_name(type);
+  }
+  EXPECT_FALSE(gst_structure_has_field(s, "multiview-flags"));
+  gchar* text = gst_caps_to_string(caps);
+  EXPECT_EQ(std::string(text).find("multiview"), std::string::npos) << text;
+  g_free(text);
+  gst_caps_unref(caps);
+  gst_harness_teardown(h);
+}
+
 // compression=predictive (the default) streams format 4, the others format
 // 3; the caps say which, and a change while PLAYING renegotiates and starts
 // the new format with a keyframe. A decoder takes either, frame by frame.
