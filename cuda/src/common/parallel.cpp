@@ -276,9 +276,16 @@ void parallel_for_shares(const int* first, const std::function<void(int, int)>& 
   pool().run(first, shares, fn);
 }
 
+namespace {
+// parallel_for's shares: [0, count) split evenly.
+void even_shares(int count, int* first) {
+  for (int k = 0; k <= parallel_share_count(); k++) first[k] = parallel_share_begin(count, k);
+}
+}  // namespace
+
 void parallel_for(int count, const std::function<void(int, int)>& fn) {
   int first[kParallelMostShares + 1];
-  for (int k = 0; k <= parallel_share_count(); k++) first[k] = parallel_share_begin(count, k);
+  even_shares(count, first);
   parallel_for_shares(first, fn);
 }
 
@@ -286,7 +293,7 @@ void parallel_weighted_shares(const uint64_t* weight_before, int count, int* fir
   const int shares = parallel_share_count();
   const uint64_t total = weight_before[count];
   if (total == 0) {
-    for (int k = 0; k <= shares; k++) first[k] = parallel_share_begin(count, k);
+    even_shares(count, first);
     return;
   }
   // Item i's middle, 2 * before + weight = before(i) + before(i + 1), falls
