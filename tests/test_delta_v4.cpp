@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <random>
 #include <set>
@@ -17,6 +18,7 @@
 #include "cudafx/delta_tile_entropy.hpp"
 #include "cudafx/delta_tile_entropy_cuda.hpp"
 #include "cudafx/delta_tiles.hpp"
+#include "cudafx/parallel.hpp"
 #include "delta/symbol_pairs_avx2.hpp"
 #include "delta/temporal_avx2.hpp"
 #include "delta/temporal_sse2.hpp"  // the CPU encoder's SSE2 temporal kernels (cuda/src)
@@ -1406,6 +1408,83 @@ TEST(DeltaV4Entropy, TablesAreReusedFromThePreviousFrameWhenCheaper) {
                         got_modes.data(), false)
                 .message(),
             "v4 payload: table 0 reused in a stream with intra refresh");
+}
+
+// The histograms counted row by row in the tile pass (count_frame, then
+// count_row from delta_tiles_encode_cpu's row_done, on the thread that
+// coded the row) code the frame to the bytes encode() makes alone, in any
+// order of the rows and from any workers; counts set up for another frame
+// (here: the other keyframe flag) are not taken. row_done comes once a
+// tile row, from a worker of the pool, with the row's symbols final.
+TEST(DeltaV4Entropy, RowsCountedInTheTilePassCodeAsEncodeAlone) {
+  const ImageDesc desc{PixelFormat::I420, 200, 96};
+  const DeltaLayout l = layout_of(desc);
+  int rows = 0;
+  for (int i = 0; i < l.n_planes; i++) rows += l.planes[i].tiles_y;
+  const int workers = cpu_worker_count();
+  for (int threshold : {0, 4}) {
+    SCOPED_TRACE("threshold " + std::to_string(threshold));
+    const auto clip = make_clip(desc, 4, 11);
+    HostImage ref(desc);
+    std::vector<uint8_t> symbols(l.frame_bytes), modes(l.tile_count());
+    // alone: encode() counts; in_pass: count_row from the tile pass;
+    // reversed: count_row in reverse order from every worker in turn;
+    // other: counts set up as a keyframe's on delta frames and the reverse.
+    std::unique_ptr<DeltaTileEntropy> alone, in_pass, reversed, other;
+    for (auto* e : {&alone, &in_pass, &reversed, &other})
+      ASSERT_TRUE(DeltaTileEntropy::create(l, e).is_ok());
+    const int q = delta_quantiser_for(threshold);
+    for (size_t n = 0; n < clip.size(); n++) {
+      const bool key = n == 0;
+      in_pass->count_frame(q, key, symbols.data(), modes.data());
+      std::vector<int> calls(rows, 0);
+      std::vector<std::vector<uint8_t>> row_bytes(rows);
+      std::atomic<bool> bad_worker{false};
+      // Where tile row r's symbols lie (all planes' rows in order).
+      const auto row_span = [&](int r, size_t* at, size_t* size) {
+        int i = 0;
+        while (r >= l.planes[i].tiles_y) r -= l.planes[i++].tiles_y;
+        const DeltaPlaneLayout& p = l.planes[i];
+        *at = l.plane_offset[i] + static_cast<size_t>(r) * kDeltaTileH * p.row_bytes;
+        *size = static_cast<size_t>(p.tile_height(r)) * p.row_bytes;
+      };
+      delta_tiles_encode_cpu(l, clip[n].view(), ref.view(), threshold, {key, 0, 0},
+                             symbols.data(), modes.data(), nullptr, nullptr, nullptr,
+                             [&](int r, int worker) {
+                               calls[r]++;
+                               if (worker < 0 || worker >= workers)
+                                 bad_worker = true;
+                               size_t at, size;
+                               row_span(r, &at, &size);
+                               row_bytes[r].assign(symbols.begin() + at,
+                                                   symbols.begin() + at + size);
+                               in_pass->count_row(r, worker);
+                             });
+      EXPECT_EQ(calls, std::vector<int>(rows, 1));
+      EXPECT_FALSE(bad_worker);
+      for (int r = 0; r < rows; r++) {
+        size_t at, size;
+        row_span(r, &at, &size);
+        ASSERT_EQ(row_bytes[r], std::vector<uint8_t>(symbols.begin() + at,
+                                                     symbols.begin() + at + size))
+            << "row " << r << " changed after row_done";
+      }
+      reversed->count_frame(q, key, symbols.data(), modes.data());
+      for (int r = rows - 1; r >= 0; r--) reversed->count_row(r, r % workers);
+      other->count_frame(q, !key, symbols.data(), modes.data());
+      for (int r = 0; r < rows; r++) other->count_row(r, 0);
+      std::vector<uint8_t> want, got;
+      ASSERT_TRUE(alone->encode(q, key, symbols.data(), modes.data(), &want).is_ok());
+      ASSERT_TRUE(in_pass->encode(q, key, symbols.data(), modes.data(), &got).is_ok());
+      EXPECT_EQ(got, want) << "frame " << n << ": counted in the tile pass";
+      got.clear();  // encode() appends
+      ASSERT_TRUE(reversed->encode(q, key, symbols.data(), modes.data(), &got).is_ok());
+      EXPECT_EQ(got, want) << "frame " << n << ": rows counted in reverse";
+      got.clear();
+      ASSERT_TRUE(other->encode(q, key, symbols.data(), modes.data(), &got).is_ok());
+      EXPECT_EQ(got, want) << "frame " << n << ": counted for another frame";
+    }
+  }
 }
 
 // A lane whose only coded tile is one byte wide codes more masks than

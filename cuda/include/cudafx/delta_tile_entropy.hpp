@@ -66,6 +66,19 @@ class DeltaTileEntropy {
   // decoder joining mid-stream has none of the previous frame's).
   Status encode(int quantiser, bool keyframe, const uint8_t* symbols, const uint8_t* modes,
                 std::vector<uint8_t>* out, bool reuse_tables = true);
+  // encode()'s first pass, the histograms, tile row by tile row, for a
+  // tile pass that counts each row as soon as it is done, on the thread
+  // that made it (delta_tiles_encode_cpu's row_done): count_frame() before
+  // the tile pass, with what the frame's encode() will be given, then
+  // count_row(tile_row, worker) once for each tile row (all planes' rows in
+  // order), from any pool workers (`worker` as parallel_for gives it; no
+  // two calls with the same worker at once). encode() with the same
+  // quantiser, keyframe, symbols and modes then takes those counts; with
+  // any other it counts the frame itself. count_row does nothing without a
+  // count_frame since the last encode(), or for a row or worker out of
+  // range.
+  void count_frame(int quantiser, bool keyframe, const uint8_t* symbols, const uint8_t* modes);
+  void count_row(int tile_row, int worker);
   // Decodes `size` bytes into modes and symbols (the symbols of skipped
   // tiles are left as they were). `coded` is the number of symbols the
   // packet header announces; the frame must code exactly that many.

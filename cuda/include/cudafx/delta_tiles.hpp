@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "cudafx/cuda_resources.hpp"
 #include "cudafx/delta.hpp"
@@ -78,15 +79,23 @@ inline DeltaIntra delta_intra_of(const DeltaEncodeSettings& s, bool keyframe, ui
 // margin beside its rows (and with the first and last band the rows above
 // and below the plane: out must be a delta_margin_image) and its part of
 // the checksum, rebuild->checksum being delta_checksum of out.
+//
+// With `row_done`, row_done(tile_row, worker) is called as each tile row's
+// symbols and modes are final (tile_row counts all planes' rows in order,
+// as delta_tile_row_shares; `worker` is the pool's, parallel_for's), on
+// the thread that made them, while they are in its core's caches: the
+// entropy coder's histogram pass (DeltaTileEntropy::count_row).
 struct DeltaRebuild {
   ImageView out;
   uint64_t checksum = 0;  // set by the call
 };
+using DeltaRowDone = std::function<void(int tile_row, int worker)>;
 size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const ImageView& ref, int bound, const DeltaIntra& intra,
                               uint8_t* symbols, uint8_t* modes,
                               const DeltaMotionSearch* motion = nullptr,
-                              uint8_t* predictors = nullptr, DeltaRebuild* rebuild = nullptr);
+                              uint8_t* predictors = nullptr, DeltaRebuild* rebuild = nullptr,
+                              const DeltaRowDone& row_done = nullptr);
 
 // The CPU's shares of a frame's tile rows (all planes' rows in order, the
 // tile pass's jobs; parallel_for_shares), of about equal bytes: writes

@@ -131,10 +131,15 @@ Status DeltaEncoder::encode(const ImageView& cur, const DeltaEncodeSettings& s,
     // A keyframe's tiles each choose their spatial predictor.
     if (key && predictors_.size() != n_tiles)
       predictors_.resize(n_tiles);
+    // The entropy coder's histograms are counted row by row as the tile
+    // pass finishes each (on the core that holds the row), with the
+    // quantiser write_delta_packet_v4 codes the frame with.
+    tiles_->count_frame(delta_quantiser_for(s.threshold), key, symbols_.data(), modes_.data());
     const size_t coded = delta_tiles_encode_cpu(
         layout_, cur, reference(), s.threshold, delta_intra_of(s, key, counter_), symbols_.data(),
         modes_.data(), search ? &motion : nullptr, key ? predictors_.data() : nullptr,
-        search ? &rebuild : nullptr);
+        search ? &rebuild : nullptr,
+        [this](int tile_row, int worker) { tiles_->count_row(tile_row, worker); });
     if (search)
       ref_index_ = 1 - ref_index_;
     margins_filled_ = search;

@@ -339,13 +339,24 @@ struct DeltaTileEntropy::Impl {
   std::vector<size_t> sequence_size;
   std::vector<int> order;  // the lanes in pairs, -1 for none (the coding pass)
   // Encoder: the first lane of each tile row (all planes'), and one past
-  // the last: the histogram pass's job is a tile row, as the tile pass's,
-  // in the same shares (row_first, delta_tile_row_shares), so that a row's
-  // lanes go to the thread that coded its tiles; the coding pass's shares
-  // of lane pairs (pair_first) follow them.
+  // the last: the histogram pass's job is a tile row (count_row), run by
+  // the tile pass as each row is done or else in the tile pass's shares
+  // (row_first, delta_tile_row_shares); row_share[r] is the share of the
+  // thread that counted row r, and the coding pass's shares of lane pairs
+  // (pair_first) follow them, so that a lane's sequence is read by the
+  // core that wrote it.
   std::vector<int> row_lanes;
+  std::vector<int> row_share;
   int row_first[kParallelMostShares + 1] = {};
   int pair_first[kParallelMostShares + 1] = {};
+  // The frame count_frame set up, until encode() takes its counts.
+  struct Counting {
+    bool open = false;
+    int quantiser = 0;
+    bool keyframe = false;
+    const uint8_t* symbols = nullptr;
+    const uint8_t* modes = nullptr;
+  } counting;
   Table enc[kDeltaContexts];
   Table fresh[kDeltaContexts];  // encode_tables: each context's new table
   bool scaled = true;  // tables with a shift (set_scaled_tables)
@@ -472,6 +483,7 @@ Status DeltaTileEntropy::create(const DeltaLayout& layout, std::unique_ptr<Delta
     if (li == 0 || m.lanes[li].tx0 == 0)
       m.row_lanes.push_back(li);
   m.row_lanes.push_back(static_cast<int>(m.lanes.size()));
+  m.row_share.assign(m.row_lanes.size() - 1, 0);
   delta_tile_row_shares(layout, m.row_first);
   m.room_bytes = room;
   m.sequence_length = seq;
@@ -491,50 +503,71 @@ void DeltaTileEntropy::reset() {
   std::fill(std::begin(impl_->dec_valid), std::end(impl_->dec_valid), false);
 }
 
-Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* symbols,
-                                const uint8_t* modes, std::vector<uint8_t>* out,
-                                bool reuse_tables) {
+void DeltaTileEntropy::count_frame(int quantiser, bool keyframe, const uint8_t* symbols,
+                                   const uint8_t* modes) {
   Impl& m = *impl_;
-  const NearLossless nl(quantiser);
-  const int n_lanes = static_cast<int>(m.lanes.size());
   if (m.room.size() != m.room_bytes) {
     m.room.resize(m.room_bytes);
     m.sequence.resize(m.sequence_length);
     m.counts.assign(cpu_worker_count(), Impl::Histogram{});
   }
+  for (auto& c : m.counts) std::fill(std::begin(c.n), std::end(c.n), 0u);
+  m.counting = {true, quantiser, keyframe, symbols, modes};
+}
+
+void DeltaTileEntropy::count_row(int tile_row, int worker) {
+  Impl& m = *impl_;
+  const Impl::Counting& f = m.counting;
+  if (!f.open || tile_row < 0 || tile_row >= static_cast<int>(m.row_share.size()) || worker < 0 ||
+      worker >= static_cast<int>(m.counts.size()))
+    return;  // no frame set up (encode() will count it), or no such row or worker
+  const NearLossless nl(f.quantiser);
+  static const DeltaRowPairs row_pairs = delta_row_pairs_avx2();
   // A lane is coded unless all its tiles are skipped (then it is absent).
-  auto present = [&](const DeltaLane& l) {
-    bool any = keyframe;
-    for (int t = 0; t < l.tiles && !any; t++) any = modes[l.first_tile + t] != kDeltaSkip;
+  const auto present = [&](const DeltaLane& l) {
+    bool any = f.keyframe;
+    for (int t = 0; t < l.tiles && !any; t++) any = f.modes[l.first_tile + t] != kDeltaSkip;
     return any;
   };
-  // 1. Histograms of every context, a worker's lanes into its own.
-  for (auto& c : m.counts) std::fill(std::begin(c.n), std::end(c.n), 0u);
-  static const DeltaRowPairs row_pairs = delta_row_pairs_avx2();
-  parallel_for_shares(m.row_first, [&](int tile_row, int worker) {
-    for (int li = m.row_lanes[tile_row]; li < m.row_lanes[tile_row + 1]; li++) {
-      m.sequence_size[li] = 0;
-      if (!present(m.lanes[li]))
-        continue;
-      uint32_t* counts = m.counts[worker].n;
-      uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
-      size_t n = 0;
-      m.walk_lane(
-          li, keyframe, symbols, modes, nl.range,
-          [&](int pair) {
-            counts[pair]++;  // counts[context * 256 + value]
-            seq[n++] = static_cast<uint16_t>(2 * pair);
-          },
-          [&](const uint8_t* row, const uint8_t* above, int c, int mask_context, int base,
-              unsigned* mask) {
-            if (!row_pairs)
-              return false;
-            n += row_pairs(row, above, c, mask_context, base, nl.range, seq + n, counts, mask);
-            return true;
-          });
-      m.sequence_size[li] = n;
-    }
-  });
+  m.row_share[tile_row] = worker % parallel_share_count();
+  uint32_t* const counts = m.counts[worker].n;
+  for (int li = m.row_lanes[tile_row]; li < m.row_lanes[tile_row + 1]; li++) {
+    m.sequence_size[li] = 0;
+    if (!present(m.lanes[li]))
+      continue;
+    uint16_t* seq = m.sequence.data() + m.sequence_offset[li];
+    size_t n = 0;
+    m.walk_lane(
+        li, f.keyframe, f.symbols, f.modes, nl.range,
+        [&](int pair) {
+          counts[pair]++;  // counts[context * 256 + value]
+          seq[n++] = static_cast<uint16_t>(2 * pair);
+        },
+        [&](const uint8_t* row, const uint8_t* above, int c, int mask_context, int base,
+            unsigned* mask) {
+          if (!row_pairs)
+            return false;
+          n += row_pairs(row, above, c, mask_context, base, nl.range, seq + n, counts, mask);
+          return true;
+        });
+    m.sequence_size[li] = n;
+  }
+}
+
+Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* symbols,
+                                const uint8_t* modes, std::vector<uint8_t>* out,
+                                bool reuse_tables) {
+  Impl& m = *impl_;
+  const int n_lanes = static_cast<int>(m.lanes.size());
+  // 1. Histograms of every context, each worker's rows into its own: done
+  // row by row in the tile pass (count_frame, count_row) or else here.
+  const Impl::Counting& f = m.counting;
+  if (!(f.open && f.quantiser == quantiser && f.keyframe == keyframe && f.symbols == symbols &&
+        f.modes == modes)) {
+    count_frame(quantiser, keyframe, symbols, modes);
+    parallel_for_shares(m.row_first, [&](int tile_row, int worker) { count_row(tile_row, worker); });
+  }
+  m.counting.open = false;
   uint32_t* const total = m.counts[0].n;
   for (size_t k = 1; k < m.counts.size(); k++)
     for (size_t v = 0; v < kDeltaContexts * 256; v++) total[v] += m.counts[k].n[v];
@@ -546,19 +579,21 @@ Status DeltaTileEntropy::encode(int quantiser, bool keyframe, const uint8_t* sym
   // side by side, their chains interleaved; the lanes are paired longest
   // with next longest and the longest pairs go first (the last to start
   // are the shortest, so the workers finish together).
-  // Paired within each thread's share of the lanes (parallel_for deals a
-  // job's items out in contiguous shares, one a thread), so that a lane is
-  // coded on the thread whose histogram pass made its sequence.
+  // Paired within the share of the thread that counted them (row_share),
+  // so that a lane is coded on the core whose histogram pass wrote its
+  // sequence.
   const auto longer = [&](int a, int b) {
     return m.sequence_size[a] != m.sequence_size[b] ? m.sequence_size[a] > m.sequence_size[b]
                                                     : a < b;
   };
   m.order.clear();
+  const int rows = static_cast<int>(m.row_share.size());
   for (int k = 0; k < parallel_share_count(); k++) {
     const size_t first = m.order.size();
     m.pair_first[k] = static_cast<int>(first / 2);
-    for (int li = m.row_lanes[m.row_first[k]]; li < m.row_lanes[m.row_first[k + 1]]; li++)
-      m.order.push_back(li);
+    for (int r = 0; r < rows; r++)
+      if (m.row_share[r] == k)
+        for (int li = m.row_lanes[r]; li < m.row_lanes[r + 1]; li++) m.order.push_back(li);
     std::sort(m.order.begin() + first, m.order.end(), longer);
     if ((m.order.size() - first) % 2)
       m.order.push_back(-1);  // the share's shortest lane codes alone

@@ -37,12 +37,12 @@ int tile_row_count(const DeltaLayout& layout) {
 }
 
 // Calls fn(plane, site) for every tile, a tile row of a plane a job, and
-// after a row's tiles after_row(plane, tile row, job).
+// after a row's tiles after_row(plane, tile row, job, worker).
 template <class F, class AfterRow>
 void for_each_tile_row(const DeltaLayout& layout, F fn, AfterRow after_row) {
   int first[kParallelMostShares + 1];
   delta_tile_row_shares(layout, first);
-  parallel_for_shares(first, [&](int job, int) {
+  parallel_for_shares(first, [&](int job, int worker) {
     int i = 0, r = job;
     while (r >= layout.planes[i].tiles_y) r -= layout.planes[i++].tiles_y;
     const DeltaPlaneLayout& p = layout.planes[i];
@@ -52,12 +52,12 @@ void for_each_tile_row(const DeltaLayout& layout, F fn, AfterRow after_row) {
                        layout.first_tile[i] + static_cast<size_t>(r) * p.tiles_x + tx};
       fn(i, s);
     }
-    after_row(i, r, job);
+    after_row(i, r, job, worker);
   });
 }
 template <class F>
 void for_each_tile_row(const DeltaLayout& layout, F fn) {
-  for_each_tile_row(layout, fn, [](int, int, int) {});
+  for_each_tile_row(layout, fn, [](int, int, int, int) {});
 }
 
 // The encoder's quantiser tabulated over every error -255 .. 255, so that
@@ -683,14 +683,16 @@ size_t delta_tiles_encode_cpu(const DeltaLayout& layout, const ImageView& cur,
                               const ImageView& ref, int bound, const DeltaIntra& intra,
                               uint8_t* symbols, uint8_t* modes,
                               const DeltaMotionSearch* motion, uint8_t* predictors,
-                              DeltaRebuild* rebuild) {
+                              DeltaRebuild* rebuild, const DeltaRowDone& row_done) {
   const DeltaEncoderQuantiser q = intra.quantiser(bound);
   const QuantLut lut(q);
   const ImageView& out = rebuild ? rebuild->out : ref;
   std::vector<uint64_t> row_sums;
   if (rebuild)
     row_sums.assign(tile_row_count(layout), 0);
-  const auto after_row = [&](int i, int ty, int row) {
+  const auto after_row = [&](int i, int ty, int row, int worker) {
+    if (row_done)
+      row_done(row, worker);
     if (!rebuild)
       return;
     const DeltaPlaneLayout& p = layout.planes[i];
