@@ -130,7 +130,7 @@ TEST(ParallelFor, SharesCoverTheIndicesInOrder) {
 // Whatever the timing, this holds; the items are made slow enough that the
 // threads meet in each other's shares in most rounds.
 TEST(ParallelFor, AThreadRunsItsOwnShareFirstInOrder) {
-  const int workers = cpu_worker_count(), shares = parallel_share_count();
+  const int workers = cpu_worker_count();
   const int n = 16 * workers;
   for (int round = 0; round < 20; round++) {
     std::vector<std::vector<int>> ran(workers);
@@ -143,7 +143,7 @@ TEST(ParallelFor, AThreadRunsItsOwnShareFirstInOrder) {
         spin = spin + k;
     });
     for (int w = 0; w < workers; w++) {
-      const int k = w % shares;
+      const int k = parallel_worker_share(w);  // its own share
       const int begin = parallel_share_begin(n, k), end = parallel_share_begin(n, k + 1);
       const std::vector<int>& list = ran[w];
       size_t own = 0;

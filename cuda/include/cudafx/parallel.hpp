@@ -30,6 +30,9 @@ void parallel_for(int count, const std::function<void(int index, int worker)>& f
 constexpr int kParallelMostShares = 64;
 int parallel_share_count();
 int parallel_share_begin(int count, int k);
+// The share that the thread of `worker` (as fn receives it) runs first, its
+// own: work laid out in share k is run by the thread whose own share is k.
+int parallel_worker_share(int worker);
 
 // As parallel_for over [0, first[parallel_share_count()]), with the shares
 // given: share k is [first[k], first[k + 1]) (first[0] = 0, non-decreasing).

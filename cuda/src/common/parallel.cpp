@@ -46,6 +46,9 @@ constexpr std::chrono::microseconds kContendedSpin{20};
 constexpr std::chrono::microseconds kDescheduled{25};
 constexpr std::chrono::milliseconds kContendedFor{1000};
 
+// The share a worker runs first, its own, of a job in `shares` shares.
+inline int own_share(int worker, int shares) { return worker % shares; }
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -163,7 +166,7 @@ class Pool {
     // Runs items until none is left; how many it ran.
     int work(int worker) {
       int n = 0;
-      const int own = worker % n_shares;
+      const int own = own_share(worker, n_shares);
       for (int i = take(own, true); i >= 0; i = take(own, true), n++)
         fn(i, worker);
       for (int d = 1; d < n_shares; d++) {
@@ -266,6 +269,8 @@ Pool& pool() {
 int cpu_worker_count() { return pool().size(); }
 
 int parallel_share_count() { return std::min(cpu_worker_count(), kParallelMostShares); }
+
+int parallel_worker_share(int worker) { return own_share(worker, parallel_share_count()); }
 
 int parallel_share_begin(int count, int k) {
   return static_cast<int>(static_cast<int64_t>(count) * k / parallel_share_count());

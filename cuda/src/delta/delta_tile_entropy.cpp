@@ -529,7 +529,7 @@ void DeltaTileEntropy::count_row(int tile_row, int worker) {
     for (int t = 0; t < l.tiles && !any; t++) any = f.modes[l.first_tile + t] != kDeltaSkip;
     return any;
   };
-  m.row_share[tile_row] = worker % parallel_share_count();
+  m.row_share[tile_row] = parallel_worker_share(worker);
   uint32_t* const counts = m.counts[worker].n;
   for (int li = m.row_lanes[tile_row]; li < m.row_lanes[tile_row + 1]; li++) {
     m.sequence_size[li] = 0;
